@@ -1,0 +1,87 @@
+// The waiting-room engine: the narrow interface the server (and anything else that embeds
+// anteroom) talks to. Two implementations exist: ShardedEngine, the real one, lock-free on
+// its hot paths; and MutexEngine, the obvious one-mutex implementation used as a yardstick
+// in benchmarks and as a second opinion in tests.
+//
+// Thread safety: every method may be called from any thread at any time.
+//
+// Hot paths (join, status, peek, heartbeat) never block. Admission and expiry happen when
+// someone calls run_shard() (the server does so on a timer and after joins and leaves);
+// until then a freed slot or a new join waits. Operator calls (admit, clear, put/delete
+// room) and leaves that free a slot do that work themselves before they return.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "engine/clock.h"
+#include "engine/model.h"
+#include "engine/status.h"
+
+namespace anteroom {
+
+struct EngineOptions {
+  unsigned shards = 0;                 // rooms are spread over shards; 0 = hardware threads
+  size_t max_rooms = 10'000;           // put_room beyond this is refused
+  int64_t sweep_interval_ms = 1000;    // how often owners look for expired tickets
+  size_t max_queued_events = 1 << 20;  // events past this many unread are dropped, counted
+  int64_t retire_grace_ms = 60'000;    // a deleted room's memory is freed this long after
+  std::shared_ptr<const Clock> clock;  // null = SteadyClock
+  std::optional<std::array<uint64_t, 2>> id_key;  // secret for ticket ids; null = random
+};
+
+struct EngineStats {
+  uint64_t events_dropped = 0;
+  size_t bytes_allocated = 0;  // ticket storage of all rooms (not the allocator's overhead)
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  // Operator side.
+  virtual Status put_room(std::string_view room, const RoomConfig& config) = 0;
+  virtual Result<RoomInfo> room_info(std::string_view room) const = 0;
+  virtual std::vector<RoomInfo> rooms() const = 0;
+  virtual Status delete_room(std::string_view room) = 0;
+  // Admits up to `count` of the next WAITING tickets (within capacity); returns how many.
+  virtual Result<uint64_t> admit(std::string_view room, uint64_t count) = 0;
+  // Every WAITING ticket becomes LEFT (reason cleared); returns how many.
+  virtual Result<uint64_t> clear(std::string_view room) = 0;
+
+  // Visitor side. `user` may be empty (anonymous).
+  virtual Result<JoinResult> join(std::string_view room, std::string_view user) = 0;
+  // Status, counting as a heartbeat.
+  virtual Result<TicketView> status(std::string_view room, std::string_view ticket) = 0;
+  // Status without a heartbeat (for pushes the visitor did not ask for).
+  virtual Result<TicketView> peek(std::string_view room, std::string_view ticket) const = 0;
+  virtual Status heartbeat(std::string_view room, std::string_view ticket) = 0;
+  // Leaving an ended ticket is not an error: it returns the ticket as it is.
+  virtual Result<TicketView> leave(std::string_view room, std::string_view ticket) = 0;
+
+  // Protected-service side: ALLOWED -> ACTIVE on first use; ACTIVE refreshes its session.
+  // kWrongState for a ticket that is WAITING or has ended.
+  virtual Result<TicketDetail> activate(std::string_view room, std::string_view ticket) = 0;
+
+  // Owner work: admission, expiry, events, for the rooms of one shard.
+  virtual unsigned shard_count() const = 0;
+  virtual unsigned shard_of(std::string_view room) const = 0;
+  virtual void run_shard(unsigned shard) = 0;
+  void run_all() {
+    for (unsigned s = 0; s < shard_count(); ++s) run_shard(s);
+  }
+
+  // Moves up to `max` pending events into `out`; returns how many. In order per shard.
+  virtual size_t poll_events(std::vector<Event>& out, size_t max) = 0;
+  virtual EngineStats stats() const = 0;
+};
+
+std::unique_ptr<Engine> make_sharded_engine(EngineOptions options = {});
+std::unique_ptr<Engine> make_mutex_engine(EngineOptions options = {});
+
+}  // namespace anteroom

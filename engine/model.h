@@ -1,0 +1,125 @@
+// The waiting-room model of SPEC section 2 as plain values: states, room configuration,
+// what a ticket looks like from outside, and the events the engine emits.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/status.h"
+
+namespace anteroom {
+
+enum class TicketState : uint8_t {
+  kWaiting = 1,
+  kAllowed = 2,  // admitted, not yet used at the protected service
+  kActive = 3,   // used at the protected service (verify / gate)
+  kLeft = 4,
+  kExpired = 5,
+};
+const char* state_name(TicketState s);  // "WAITING", "ALLOWED", ...
+inline bool is_live(TicketState s) { return s <= TicketState::kActive; }
+inline bool holds_slot(TicketState s) {
+  return s == TicketState::kAllowed || s == TicketState::kActive;
+}
+
+// Why a ticket reached EXPIRED or LEFT.
+enum class EndReason : uint8_t {
+  kNone = 0,
+  kAllowedUnused = 1,  // ALLOWED and not used within allowed_ttl_seconds
+  kSessionIdle = 2,    // ACTIVE and idle for session_ttl_seconds
+  kAbandoned = 3,      // WAITING and not seen for heartbeat_timeout_seconds
+  kLeft = 4,           // the visitor left
+  kCleared = 5,        // the operator cleared the line
+};
+const char* reason_name(EndReason r);  // "allowed_unused", "session_idle", ...
+
+enum class AdmissionMode : uint8_t { kAuto = 0, kManual = 1 };
+
+struct RoomConfig {
+  uint32_t capacity = 10;  // max ALLOWED + ACTIVE at once; 0 = no limit
+  AdmissionMode admission = AdmissionMode::kAuto;
+  uint32_t admit_per_second = 0;             // auto mode only; 0 = no cap
+  uint32_t allowed_ttl_seconds = 300;        // ALLOWED must be used within this
+  uint32_t session_ttl_seconds = 900;        // ACTIVE expires after this long idle
+  uint32_t heartbeat_timeout_seconds = 60;   // WAITING is abandoned after this long unseen
+  uint64_t max_waiting = 0;                  // joins beyond this are refused; 0 = no limit
+
+  // kInvalidArgument naming the field if a value is out of range.
+  Status validate() const;
+  bool operator==(const RoomConfig&) const = default;
+};
+
+// Room names: 1-64 of [A-Za-z0-9_-].
+bool valid_room_name(std::string_view name);
+// Users: 1-128 bytes, no control characters.
+bool valid_user(std::string_view user);
+
+// An opaque ticket id: 27 URL-safe characters (20 bytes, of which 96 bits are random).
+using TicketId = std::array<char, 27>;
+inline std::string_view id_view(const TicketId& id) { return {id.data(), id.size()}; }
+
+// A ticket as seen from outside at one moment.
+struct TicketView {
+  TicketId id{};
+  TicketState state = TicketState::kWaiting;
+  EndReason reason = EndReason::kNone;
+  uint64_t position = 0;  // 1 + WAITING tickets ahead; 0 once not waiting
+  uint64_t waiting = 0;   // the room's WAITING count
+  uint64_t active = 0;    // the room's ALLOWED + ACTIVE count
+  uint32_t capacity = 0;
+  std::optional<double> eta_seconds;  // none until an admission rate is known
+  int64_t admitted_at_ms = 0;         // clock time of admission; 0 while waiting
+};
+
+struct JoinResult {
+  TicketView ticket;
+  bool created = false;  // false: the user already held this live ticket
+};
+
+// A ticket with its user, for the protected service (verify) and tokens.
+struct TicketDetail {
+  TicketView ticket;
+  std::string user;  // empty for anonymous joins
+};
+
+struct RoomCounters {
+  uint64_t waiting = 0;
+  uint64_t active = 0;  // ALLOWED + ACTIVE
+  uint64_t joined_total = 0;
+  uint64_t admitted_total = 0;
+  uint64_t left_total = 0;
+  uint64_t expired_allowed_unused = 0;
+  uint64_t expired_session_idle = 0;
+  uint64_t expired_abandoned = 0;
+  uint64_t cleared_total = 0;
+  std::optional<double> admit_rate_per_second;  // observed; none until known
+};
+
+struct RoomInfo {
+  std::string name;
+  RoomConfig config;
+  RoomCounters counters;
+};
+
+// What the engine tells its embedder. Emitted by shard owners only, so per shard the
+// stream is in the order things happened.
+struct Event {
+  enum class Kind : uint8_t {
+    kAdmitted,        // ticket: WAITING -> ALLOWED
+    kExpired,         // ticket: -> EXPIRED, reason set
+    kPositionsMoved,  // room: tickets waiting at or after `from_position` moved up
+    kCountsChanged,   // room: waiting / active / capacity changed
+  };
+  Kind kind = Kind::kCountsChanged;
+  std::string room;
+  TicketId ticket{};      // kAdmitted, kExpired
+  EndReason reason = EndReason::kNone;
+  uint64_t waiting = 0;   // room counts after the change
+  uint64_t active = 0;
+  uint32_t capacity = 0;
+};
+
+}  // namespace anteroom

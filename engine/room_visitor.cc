@@ -1,0 +1,206 @@
+// Room: the visitor side. Lock-free; see room.h and line.h for the rules these rely on.
+#include <cstring>
+#include <thread>
+
+#include "engine/room.h"
+
+namespace anteroom {
+
+Room::Room(std::string name, const RoomConfig& config, const IdCodec& codec, const Clock& clock,
+           int64_t epoch_ms)
+    : name_(std::move(name)),
+      codec_(codec),
+      clock_(clock),
+      epoch_ms_(epoch_ms),
+      last_sweep_ms_(clock.now_ms()) {
+  set_config(config);
+  tokens_ = config.admit_per_second;
+  tokens_at_ms_ = clock.now_ms();
+}
+
+RoomConfig Room::config() const {
+  RoomConfig c;
+  c.capacity = capacity_.load(std::memory_order_relaxed);
+  c.admission = static_cast<AdmissionMode>(admission_.load(std::memory_order_relaxed));
+  c.admit_per_second = admit_per_second_.load(std::memory_order_relaxed);
+  c.allowed_ttl_seconds = allowed_ttl_s_.load(std::memory_order_relaxed);
+  c.session_ttl_seconds = session_ttl_s_.load(std::memory_order_relaxed);
+  c.heartbeat_timeout_seconds = heartbeat_timeout_s_.load(std::memory_order_relaxed);
+  c.max_waiting = max_waiting_.load(std::memory_order_relaxed);
+  return c;
+}
+
+RoomCounters Room::counters() const {
+  RoomCounters c;
+  c.waiting = line_.waiting();
+  c.active = in_use_.load(std::memory_order_relaxed);
+  c.joined_total = line_.claimed();
+  c.admitted_total = admitted_total_.load(std::memory_order_relaxed);
+  c.left_total = left_total_.load(std::memory_order_relaxed);
+  c.expired_allowed_unused = expired_[1].load(std::memory_order_relaxed);
+  c.expired_session_idle = expired_[2].load(std::memory_order_relaxed);
+  c.expired_abandoned = expired_[3].load(std::memory_order_relaxed);
+  c.cleared_total = cleared_total_.load(std::memory_order_relaxed);
+  double r = rate_.load(std::memory_order_relaxed);
+  if (r > 0) c.admit_rate_per_second = r;
+  return c;
+}
+
+uint64_t Room::publish_new(const UserNode* user) {
+  uint64_t seq = line_.claim();
+  Slot& s = line_.slot_for_publish(seq);
+  Tag tag = random_tag();
+  std::memcpy(s.tag, tag.data(), sizeof(s.tag));
+  s.user = user;
+  s.last_seen = now_tick();
+  // release: the tag, user and last_seen above are visible to whoever sees WAITING.
+  std::atomic_ref<uint8_t>(s.state).store(pack_state(TicketState::kWaiting, EndReason::kNone),
+                                          std::memory_order_release);
+  return seq;
+}
+
+Result<JoinResult> Room::join(std::string_view user) {
+  auto refuse_if_full = [&]() -> Status {
+    uint64_t max = max_waiting_.load(std::memory_order_relaxed);
+    if (max != 0 && line_.waiting() >= max) {
+      return {Code::kRoomFull, "the waiting line of room '" + name_ + "' is full"};
+    }
+    return Status::ok();
+  };
+  JoinResult r;
+  uint64_t seq = 0;
+  if (user.empty()) {
+    if (Status st = refuse_if_full(); !st.is_ok()) return st;
+    seq = publish_new(nullptr);
+    r.created = true;
+  } else {
+    bool inserted = false;
+    UserNode* node = users_.find_or_insert(user, &inserted);
+    for (uint64_t t = inserted ? UserNode::kPending : node->ticket();; t = node->ticket()) {
+      if (t == UserNode::kPending && !inserted) {
+        std::this_thread::yield();  // another join for this user is creating its ticket
+        continue;
+      }
+      if (t != UserNode::kNone && t != UserNode::kPending) {
+        const Slot* s = line_.find(t - 1);
+        uint8_t packed = load_state(*s);
+        if (is_live(state_of(packed))) {
+          seq = t - 1;
+          break;
+        }
+      }
+      if (!inserted && !node->try_begin(t)) continue;
+      // This join owns the node's next ticket.
+      if (Status st = refuse_if_full(); !st.is_ok()) {
+        node->restore(inserted ? UserNode::kNone : t);
+        return st;
+      }
+      seq = publish_new(node);
+      node->set_ticket(seq);
+      r.created = true;
+      break;
+    }
+  }
+  const Slot* s = line_.find(seq);
+  r.ticket = view_of(seq, *s, load_state(*s));
+  return r;
+}
+
+Slot* Room::find_ticket(std::string_view id, uint64_t* seq) const {
+  Tag tag{};
+  if (!codec_.decode(id, seq, &tag)) return nullptr;
+  if (*seq >= line_.claimed()) return nullptr;
+  Slot* s = line_.find(*seq);
+  if (s == nullptr || load_state(*s) == 0) return nullptr;
+  // Not constant-time: the tag is 96 random bits, and timing can reveal at most how many
+  // leading bytes matched of one slot whose sequence number the attacker chose.
+  if (std::memcmp(s->tag, tag.data(), sizeof(s->tag)) != 0) return nullptr;
+  return s;
+}
+
+TicketView Room::view_of(uint64_t seq, const Slot& slot, uint8_t packed) const {
+  TicketView v;
+  v.id = codec_.encode(seq, Tag{slot.tag[0], slot.tag[1], slot.tag[2]});
+  v.state = state_of(packed);
+  v.reason = reason_of(packed);
+  v.waiting = line_.waiting();
+  v.active = in_use_.load(std::memory_order_relaxed);
+  v.capacity = capacity_.load(std::memory_order_relaxed);
+  if (v.state == TicketState::kWaiting) {
+    v.position = line_.waiting_before(seq) + 1;
+    double rate = rate_.load(std::memory_order_relaxed);
+    if (rate > 0) v.eta_seconds = static_cast<double>(v.position) / rate;
+  } else if (holds_slot(v.state)) {
+    v.eta_seconds = 0.0;
+    v.admitted_at_ms = tick_to_ms(std::atomic_ref<const uint32_t>(slot.admitted_at)
+                                      .load(std::memory_order_relaxed));
+  }
+  return v;
+}
+
+Result<TicketView> Room::status(std::string_view id, bool heartbeat) {
+  uint64_t seq = 0;
+  Slot* s = find_ticket(id, &seq);
+  if (s == nullptr) return Status(Code::kTicketNotFound, "no such ticket in this room");
+  uint8_t packed = load_state(*s);
+  if (heartbeat && state_of(packed) == TicketState::kWaiting) {
+    // Relaxed: last_seen is a lone timestamp; the owner tolerates reading it late. Skip the
+    // store when unchanged so polling does not keep dirtying the slot's cache line.
+    std::atomic_ref<uint32_t> seen(s->last_seen);
+    uint32_t t = now_tick();
+    if (seen.load(std::memory_order_relaxed) != t) seen.store(t, std::memory_order_relaxed);
+  }
+  return view_of(seq, *s, packed);
+}
+
+Result<LeaveOutcome> Room::leave(std::string_view id) {
+  uint64_t seq = 0;
+  Slot* s = find_ticket(id, &seq);
+  if (s == nullptr) return Status(Code::kTicketNotFound, "no such ticket in this room");
+  LeaveOutcome out;
+  out.seq = seq;
+  uint8_t packed = load_state(*s);
+  const uint8_t left = pack_state(TicketState::kLeft, EndReason::kLeft);
+  while (is_live(state_of(packed))) {
+    TicketState was = state_of(packed);
+    if (cas_state(*s, packed, left)) {
+      out.kind = was == TicketState::kWaiting ? LeaveOutcome::Kind::kHole
+                                              : LeaveOutcome::Kind::kSlotFreed;
+      left_total_.fetch_add(1, std::memory_order_relaxed);
+      packed = left;
+      break;
+    }
+  }
+  out.view = view_of(seq, *s, packed);
+  return out;
+}
+
+Result<TicketDetail> Room::activate(std::string_view id) {
+  uint64_t seq = 0;
+  Slot* s = find_ticket(id, &seq);
+  if (s == nullptr) return Status(Code::kTicketNotFound, "no such ticket in this room");
+  std::atomic_ref<uint32_t> seen(s->last_seen);
+  uint8_t packed = load_state(*s);
+  for (;;) {
+    TicketState st = state_of(packed);
+    if (st == TicketState::kWaiting) return Status(Code::kWrongState, "the ticket is still waiting");
+    if (!is_live(st)) {
+      return Status(Code::kWrongState, std::string("the ticket has ended (") + state_name(st) + ")");
+    }
+    // Refresh first: the owner's idle check reads last_seen after seeing ACTIVE (acquire),
+    // so a fresh session is never expired on the old timestamp.
+    seen.store(now_tick(), std::memory_order_relaxed);
+    if (st == TicketState::kActive) break;
+    const uint8_t active = pack_state(TicketState::kActive, EndReason::kNone);
+    if (cas_state(*s, packed, active)) {
+      packed = active;
+      break;
+    }
+  }
+  TicketDetail d;
+  d.ticket = view_of(seq, *s, packed);
+  if (s->user != nullptr) d.user = std::string(s->user->name());
+  return d;
+}
+
+}  // namespace anteroom
