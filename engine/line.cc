@@ -1,23 +1,51 @@
 #include "engine/line.h"
 
+#include <sys/mman.h>
+
 #include <bit>
 #include <cstdlib>
 #include <new>
 
 namespace anteroom {
 
-// A segment: `size` slots and a Fenwick tree over them counting holes. Both arrays come from
-// calloc so untouched pages cost no memory.
+namespace {
+
+// Zeroed memory that the OS commits only when touched. Large blocks are mapped directly and
+// asked to use transparent huge pages: status reads land on random slots of a big line, and
+// with 4 KiB pages nearly every one of them would also miss the TLB.
+constexpr size_t kHugePage = size_t{2} << 20;
+
+void* zeroed(size_t bytes) {
+  if (bytes < kHugePage) {
+    void* p = std::calloc(1, bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+  }
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  madvise(p, bytes, MADV_HUGEPAGE);  // a hint: failure only costs speed
+  return p;
+}
+
+void release(void* p, size_t bytes) {
+  if (bytes < kHugePage) {
+    std::free(p);
+  } else {
+    munmap(p, bytes);
+  }
+}
+
+}  // namespace
+
+// A segment: `size` slots and a Fenwick tree over them counting holes.
 struct Line::Segment {
   explicit Segment(uint64_t n)
       : size(n),
-        slots(static_cast<Slot*>(std::calloc(n, sizeof(Slot)))),
-        tree(static_cast<uint32_t*>(std::calloc(n + 1, sizeof(uint32_t)))) {
-    if (slots == nullptr || tree == nullptr) throw std::bad_alloc();
-  }
+        slots(static_cast<Slot*>(zeroed(n * sizeof(Slot)))),
+        tree(static_cast<uint32_t*>(zeroed((n + 1) * sizeof(uint32_t)))) {}
   ~Segment() {
-    std::free(slots);
-    std::free(tree);
+    release(slots, size * sizeof(Slot));
+    release(tree, (size + 1) * sizeof(uint32_t));
   }
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;

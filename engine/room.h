@@ -73,7 +73,9 @@ class Room {
 
   Slot* find_ticket(std::string_view id, uint64_t* seq) const;
   uint64_t publish_new(const UserNode* user);
-  TicketView view_of(uint64_t seq, const Slot& slot, uint8_t packed) const;
+  // `id` is the ticket's id when the caller has it (saves encoding it again).
+  TicketView view_of(uint64_t seq, const Slot& slot, uint8_t packed,
+                     std::string_view id = {}) const;
 
   // Owner helpers.
   uint64_t admission_budget(int64_t now_ms, bool rate_capped);
@@ -81,6 +83,7 @@ class Room {
   void sweep(EventSink& sink);
   void expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why, EventSink& sink);
   void emit_changes(EventSink& sink);
+  void publish_rate(int64_t now_ms);
   Event room_event(Event::Kind kind) const;
   Event ticket_event(Event::Kind kind, uint64_t seq, const Slot& slot, EndReason why) const;
 
@@ -102,8 +105,8 @@ class Room {
   std::atomic<uint32_t> heartbeat_timeout_s_;
   std::atomic<uint64_t> max_waiting_;
 
-  // Counts read by anyone. in_use_ is written by the owner only; the totals by whoever made
-  // the change. Statistics: relaxed.
+  // Counts read by anyone, each a lone number: relaxed. All but left_total_ are written only
+  // by the owner (plain load + store); left_total_ by visitors (fetch_add).
   std::atomic<uint64_t> in_use_{0};
   std::atomic<uint64_t> admitted_total_{0};
   std::atomic<uint64_t> left_total_{0};
@@ -118,6 +121,7 @@ class Room {
   int64_t tokens_at_ms_ = 0;
   int64_t last_sweep_ms_;
   RateWindow rate_window_;
+  int64_t rate_published_s_ = -1;
   bool positions_moved_ = false;  // since the last events were emitted
   struct Published {
     uint64_t waiting = ~uint64_t{0}, active = ~uint64_t{0};

@@ -9,6 +9,14 @@
 namespace anteroom {
 namespace {
 
+// Counters only the owner writes: a relaxed load and store, no read-modify-write needed.
+void owner_add(std::atomic<uint64_t>& counter, uint64_t delta) {
+  counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+}
+void owner_sub(std::atomic<uint64_t>& counter, uint64_t delta) {
+  counter.store(counter.load(std::memory_order_relaxed) - delta, std::memory_order_relaxed);
+}
+
 // Ticks from `then` to `now`; negative when a visitor stamped a tick after the owner read
 // the clock.
 int64_t ticks_since(uint32_t now, uint32_t then) { return int64_t{now} - int64_t{then}; }
@@ -33,7 +41,7 @@ void Room::on_hole(uint64_t seq) {
   positions_moved_ = true;
 }
 
-void Room::on_slot_freed() { in_use_.fetch_sub(1, std::memory_order_relaxed); }
+void Room::on_slot_freed() { owner_sub(in_use_, 1); }
 
 Event Room::room_event(Event::Kind kind) const {
   Event e;
@@ -55,9 +63,9 @@ Event Room::ticket_event(Event::Kind kind, uint64_t seq, const Slot& slot, EndRe
 void Room::expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why, EventSink& sink) {
   TicketState was = state_of(packed);
   if (!cas_state(slot, packed, pack_state(TicketState::kExpired, why))) return;  // lost a race
-  expired_[static_cast<int>(why)].fetch_add(1, std::memory_order_relaxed);
+  owner_add(expired_[static_cast<int>(why)], 1);
   if (holds_slot(was)) {
-    in_use_.fetch_sub(1, std::memory_order_relaxed);
+    owner_sub(in_use_, 1);
   } else {
     line_.add_hole(seq, slot);
     positions_moved_ = true;
@@ -111,7 +119,7 @@ uint64_t Room::admit_from_cursor(uint64_t budget, EventSink& sink) {
     }
     ++admitted;
     holders_.push_back(seq);
-    in_use_.fetch_add(1, std::memory_order_relaxed);
+    owner_add(in_use_, 1);
     sink.emit(ticket_event(Event::Kind::kAdmitted, seq, *s, EndReason::kNone));
   }
   if (seq != line_.cursor()) {
@@ -119,7 +127,7 @@ uint64_t Room::admit_from_cursor(uint64_t budget, EventSink& sink) {
     positions_moved_ = true;
   }
   if (admitted != 0) {
-    admitted_total_.fetch_add(admitted, std::memory_order_relaxed);
+    owner_add(admitted_total_, admitted);
     tokens_ = std::max(0.0, tokens_ - static_cast<double>(admitted));
     rate_window_.record(clock_.now_ms(), admitted);
   }
@@ -182,15 +190,25 @@ void Room::run(EventSink& sink, int64_t sweep_interval_ms) {
                  static_cast<uint8_t>(AdmissionMode::kAuto);
   // Manual rooms still pass ended tickets at the head, so positions stay cheap to read.
   admit_from_cursor(is_auto ? admission_budget(now_ms, true) : 0, sink);
-  rate_.store(rate_window_.per_second(now_ms), std::memory_order_relaxed);
+  publish_rate(now_ms);
   emit_changes(sink);
 }
 
 uint64_t Room::admit(uint64_t count, EventSink& sink) {
-  uint64_t n = admit_from_cursor(std::min(count, admission_budget(clock_.now_ms(), false)), sink);
-  rate_.store(rate_window_.per_second(clock_.now_ms()), std::memory_order_relaxed);
+  const int64_t now_ms = clock_.now_ms();
+  uint64_t n = admit_from_cursor(std::min(count, admission_budget(now_ms, false)), sink);
+  // Republish the rate when it was unknown or a new second began; run() refreshes it on
+  // every pass anyway, so an operator admitting one at a time does not pay for it each call.
+  if (n != 0 && (rate_published_s_ != now_ms / 1000 || rate_.load(std::memory_order_relaxed) == 0)) {
+    publish_rate(now_ms);
+  }
   emit_changes(sink);
   return n;
+}
+
+void Room::publish_rate(int64_t now_ms) {
+  rate_.store(rate_window_.per_second(now_ms), std::memory_order_relaxed);
+  rate_published_s_ = now_ms / 1000;
 }
 
 uint64_t Room::clear(EventSink& sink) {
@@ -207,7 +225,7 @@ uint64_t Room::clear(EventSink& sink) {
       ++n;
     }
   }
-  cleared_total_.fetch_add(n, std::memory_order_relaxed);
+  owner_add(cleared_total_, n);
   positions_moved_ = positions_moved_ || n != 0;
   admit_from_cursor(0, sink);  // pass the cleared tickets at the head
   emit_changes(sink);

@@ -1,4 +1,5 @@
 // Room: the visitor side. Lock-free; see room.h and line.h for the rules these rely on.
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -118,9 +119,14 @@ Slot* Room::find_ticket(std::string_view id, uint64_t* seq) const {
   return s;
 }
 
-TicketView Room::view_of(uint64_t seq, const Slot& slot, uint8_t packed) const {
+TicketView Room::view_of(uint64_t seq, const Slot& slot, uint8_t packed,
+                         std::string_view id) const {
   TicketView v;
-  v.id = codec_.encode(seq, Tag{slot.tag[0], slot.tag[1], slot.tag[2]});
+  if (id.size() == v.id.size()) {
+    std::copy(id.begin(), id.end(), v.id.begin());
+  } else {
+    v.id = codec_.encode(seq, Tag{slot.tag[0], slot.tag[1], slot.tag[2]});
+  }
   v.state = state_of(packed);
   v.reason = reason_of(packed);
   v.waiting = line_.waiting();
@@ -150,7 +156,7 @@ Result<TicketView> Room::status(std::string_view id, bool heartbeat) {
     uint32_t t = now_tick();
     if (seen.load(std::memory_order_relaxed) != t) seen.store(t, std::memory_order_relaxed);
   }
-  return view_of(seq, *s, packed);
+  return view_of(seq, *s, packed, id);
 }
 
 Result<LeaveOutcome> Room::leave(std::string_view id) {
@@ -171,7 +177,7 @@ Result<LeaveOutcome> Room::leave(std::string_view id) {
       break;
     }
   }
-  out.view = view_of(seq, *s, packed);
+  out.view = view_of(seq, *s, packed, id);
   return out;
 }
 
@@ -198,7 +204,7 @@ Result<TicketDetail> Room::activate(std::string_view id) {
     }
   }
   TicketDetail d;
-  d.ticket = view_of(seq, *s, packed);
+  d.ticket = view_of(seq, *s, packed, id);
   if (s->user != nullptr) d.user = std::string(s->user->name());
   return d;
 }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages anteroom builds with, if any is missing. Needs root (or
+# sudo). Sourced by scripts/serve and scripts/test.
+set -euo pipefail
+
+ANTEROOM_PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config
+  libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
+  libconcurrentqueue-dev libbenchmark-dev googletest libgtest-dev libssl-dev
+  clang-format clang-tidy
+)
+
+anteroom_install_deps() {
+  local missing=()
+  for p in "${ANTEROOM_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]} == 0)); then return 0; fi
+  echo "anteroom: installing ${missing[*]}" >&2
+  local sudo=""
+  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
