@@ -245,7 +245,8 @@ void BM_StatusLatency(benchmark::State& state) {
   std::sort(ns.begin(), ns.end());
   auto pct = [&](double p) {
     return ns.empty() ? 0.0
-                      : static_cast<double>(ns[static_cast<size_t>(p * static_cast<double>(ns.size() - 1))]);
+                      : static_cast<double>(
+                            ns[static_cast<size_t>(p * static_cast<double>(ns.size() - 1))]);
   };
   state.counters["p50_ns"] = pct(0.50);
   state.counters["p99_ns"] = pct(0.99);

@@ -52,7 +52,7 @@ struct Line::Segment {
 
   uint64_t size;
   Slot* slots;
-  uint32_t* tree;                 // 1-based Fenwick tree; owner writes, anyone reads
+  uint32_t* tree;                  // 1-based Fenwick tree; owner writes, anyone reads
   std::atomic<uint64_t> holes{0};  // total of the tree; owner writes (release)
 };
 
@@ -123,8 +123,8 @@ uint64_t Line::waiting_before(uint64_t seq) const {
     between = holes_below(seg_s, off_s) - holes_below(seg_c, off_c);
   } else {
     const Segment* first = segments_[seg_c].load(std::memory_order_acquire);
-    between = (first ? first->holes.load(std::memory_order_acquire) : 0) -
-              holes_below(seg_c, off_c);
+    between =
+        (first ? first->holes.load(std::memory_order_acquire) : 0) - holes_below(seg_c, off_c);
     for (int k = seg_c + 1; k < seg_s; ++k) {
       const Segment* mid = segments_[k].load(std::memory_order_acquire);
       if (mid != nullptr) between += mid->holes.load(std::memory_order_acquire);

@@ -4,23 +4,34 @@ namespace anteroom {
 
 const char* state_name(TicketState s) {
   switch (s) {
-    case TicketState::kWaiting: return "WAITING";
-    case TicketState::kAllowed: return "ALLOWED";
-    case TicketState::kActive: return "ACTIVE";
-    case TicketState::kLeft: return "LEFT";
-    case TicketState::kExpired: return "EXPIRED";
+    case TicketState::kWaiting:
+      return "WAITING";
+    case TicketState::kAllowed:
+      return "ALLOWED";
+    case TicketState::kActive:
+      return "ACTIVE";
+    case TicketState::kLeft:
+      return "LEFT";
+    case TicketState::kExpired:
+      return "EXPIRED";
   }
   return "UNKNOWN";
 }
 
 const char* reason_name(EndReason r) {
   switch (r) {
-    case EndReason::kNone: return "none";
-    case EndReason::kAllowedUnused: return "allowed_unused";
-    case EndReason::kSessionIdle: return "session_idle";
-    case EndReason::kAbandoned: return "abandoned";
-    case EndReason::kLeft: return "left";
-    case EndReason::kCleared: return "cleared";
+    case EndReason::kNone:
+      return "none";
+    case EndReason::kAllowedUnused:
+      return "allowed_unused";
+    case EndReason::kSessionIdle:
+      return "session_idle";
+    case EndReason::kAbandoned:
+      return "abandoned";
+    case EndReason::kLeft:
+      return "left";
+    case EndReason::kCleared:
+      return "cleared";
   }
   return "unknown";
 }

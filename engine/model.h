@@ -41,11 +41,11 @@ enum class AdmissionMode : uint8_t { kAuto = 0, kManual = 1 };
 struct RoomConfig {
   uint32_t capacity = 10;  // max ALLOWED + ACTIVE at once; 0 = no limit
   AdmissionMode admission = AdmissionMode::kAuto;
-  uint32_t admit_per_second = 0;             // auto mode only; 0 = no cap
-  uint32_t allowed_ttl_seconds = 300;        // ALLOWED must be used within this
-  uint32_t session_ttl_seconds = 900;        // ACTIVE expires after this long idle
-  uint32_t heartbeat_timeout_seconds = 60;   // WAITING is abandoned after this long unseen
-  uint64_t max_waiting = 0;                  // joins beyond this are refused; 0 = no limit
+  uint32_t admit_per_second = 0;            // auto mode only; 0 = no cap
+  uint32_t allowed_ttl_seconds = 300;       // ALLOWED must be used within this
+  uint32_t session_ttl_seconds = 900;       // ACTIVE expires after this long idle
+  uint32_t heartbeat_timeout_seconds = 60;  // WAITING is abandoned after this long unseen
+  uint64_t max_waiting = 0;                 // joins beyond this are refused; 0 = no limit
 
   // kInvalidArgument naming the field if a value is out of range.
   Status validate() const;
@@ -115,9 +115,9 @@ struct Event {
   };
   Kind kind = Kind::kCountsChanged;
   std::string room;
-  TicketId ticket{};      // kAdmitted, kExpired
+  TicketId ticket{};  // kAdmitted, kExpired
   EndReason reason = EndReason::kNone;
-  uint64_t waiting = 0;   // room counts after the change
+  uint64_t waiting = 0;  // room counts after the change
   uint64_t active = 0;
   uint32_t capacity = 0;
 };

@@ -148,7 +148,8 @@ class MutexEngine final : public Engine {
       }
     }
     if (r->config.max_waiting != 0 && r->waiting() >= r->config.max_waiting) {
-      return Status(Code::kRoomFull, "the waiting line of room '" + std::string(name) + "' is full");
+      return Status(Code::kRoomFull,
+                    "the waiting line of room '" + std::string(name) + "' is full");
     }
     uint64_t seq = r->tickets.size();
     Ticket& t = r->tickets.emplace_back();
@@ -204,9 +205,11 @@ class MutexEngine final : public Engine {
     auto it = r->by_id.find(std::string(ticket));
     if (it == r->by_id.end()) return Status(Code::kTicketNotFound, "no such ticket in this room");
     Ticket& t = r->tickets[it->second];
-    if (t.state == TicketState::kWaiting) return Status(Code::kWrongState, "the ticket is still waiting");
+    if (t.state == TicketState::kWaiting)
+      return Status(Code::kWrongState, "the ticket is still waiting");
     if (!is_live(t.state)) {
-      return Status(Code::kWrongState, std::string("the ticket has ended (") + state_name(t.state) + ")");
+      return Status(Code::kWrongState,
+                    std::string("the ticket has ended (") + state_name(t.state) + ")");
     }
     t.state = TicketState::kActive;
     t.last_seen_ms = clock_->now_ms();
@@ -328,11 +331,13 @@ class MutexEngine final : public Engine {
 
   uint64_t budget(MRoom& r, bool rate_capped) {
     uint64_t b = std::numeric_limits<uint64_t>::max();
-    if (r.config.capacity != 0) b = r.in_use >= r.config.capacity ? 0 : r.config.capacity - r.in_use;
+    if (r.config.capacity != 0)
+      b = r.in_use >= r.config.capacity ? 0 : r.config.capacity - r.in_use;
     uint32_t aps = r.config.admit_per_second;
     if (rate_capped && aps != 0) {
       int64_t now = clock_->now_ms();
-      r.tokens = std::min<double>(aps, r.tokens + static_cast<double>(now - r.tokens_at_ms) / 1000.0 * aps);
+      r.tokens = std::min<double>(
+          aps, r.tokens + static_cast<double>(now - r.tokens_at_ms) / 1000.0 * aps);
       r.tokens_at_ms = now;
       b = std::min<uint64_t>(b, static_cast<uint64_t>(std::floor(r.tokens)));
     }

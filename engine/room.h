@@ -65,9 +65,7 @@ class Room {
   uint64_t clear(EventSink& sink);
 
  private:
-  uint32_t tick(int64_t now_ms) const {
-    return static_cast<uint32_t>((now_ms - epoch_ms_) / 100);
-  }
+  uint32_t tick(int64_t now_ms) const { return static_cast<uint32_t>((now_ms - epoch_ms_) / 100); }
   uint32_t now_tick() const { return tick(clock_.now_ms()); }
   int64_t tick_to_ms(uint32_t t) const { return epoch_ms_ + int64_t{t} * 100; }
 

@@ -97,7 +97,7 @@ uint64_t Room::admission_budget(int64_t now_ms, bool rate_capped) {
 uint64_t Room::admit_from_cursor(uint64_t budget, EventSink& sink) {
   const uint64_t end = line_.claimed();
   const uint32_t now = now_tick();
-  const int64_t abandon_after = heartbeat_timeout_s_.load(std::memory_order_relaxed) * 10;
+  const int64_t abandon_after = int64_t{heartbeat_timeout_s_.load(std::memory_order_relaxed)} * 10;
   uint64_t seq = line_.cursor();
   uint64_t admitted = 0;
   for (; seq < end; ++seq) {
@@ -136,9 +136,9 @@ uint64_t Room::admit_from_cursor(uint64_t budget, EventSink& sink) {
 
 void Room::sweep(EventSink& sink) {
   const uint32_t now = now_tick();
-  const int64_t abandon_after = heartbeat_timeout_s_.load(std::memory_order_relaxed) * 10;
-  const int64_t allowed_ttl = allowed_ttl_s_.load(std::memory_order_relaxed) * 10;
-  const int64_t session_ttl = session_ttl_s_.load(std::memory_order_relaxed) * 10;
+  const int64_t abandon_after = int64_t{heartbeat_timeout_s_.load(std::memory_order_relaxed)} * 10;
+  const int64_t allowed_ttl = int64_t{allowed_ttl_s_.load(std::memory_order_relaxed)} * 10;
+  const int64_t session_ttl = int64_t{session_ttl_s_.load(std::memory_order_relaxed)} * 10;
 
   const uint64_t end = line_.claimed();
   for (uint64_t seq = line_.cursor(); seq < end; ++seq) {
@@ -147,7 +147,8 @@ void Room::sweep(EventSink& sink) {
     uint8_t packed = load_state(*s);
     if (state_of(packed) != TicketState::kWaiting) continue;  // includes unpublished (0)
     uint32_t seen = std::atomic_ref<const uint32_t>(s->last_seen).load(std::memory_order_relaxed);
-    if (ticks_since(now, seen) >= abandon_after) expire(seq, *s, packed, EndReason::kAbandoned, sink);
+    if (ticks_since(now, seen) >= abandon_after)
+      expire(seq, *s, packed, EndReason::kAbandoned, sink);
   }
 
   auto keep = holders_.begin();
@@ -157,10 +158,12 @@ void Room::sweep(EventSink& sink) {
     TicketState st = state_of(packed);
     if (st == TicketState::kAllowed) {
       uint32_t at = std::atomic_ref<const uint32_t>(s->admitted_at).load(std::memory_order_relaxed);
-      if (ticks_since(now, at) >= allowed_ttl) expire(seq, *s, packed, EndReason::kAllowedUnused, sink);
+      if (ticks_since(now, at) >= allowed_ttl)
+        expire(seq, *s, packed, EndReason::kAllowedUnused, sink);
     } else if (st == TicketState::kActive) {
       uint32_t seen = std::atomic_ref<const uint32_t>(s->last_seen).load(std::memory_order_relaxed);
-      if (ticks_since(now, seen) >= session_ttl) expire(seq, *s, packed, EndReason::kSessionIdle, sink);
+      if (ticks_since(now, seen) >= session_ttl)
+        expire(seq, *s, packed, EndReason::kSessionIdle, sink);
     }
     if (holds_slot(state_of(packed))) *keep++ = seq;
   }
@@ -186,8 +189,8 @@ void Room::run(EventSink& sink, int64_t sweep_interval_ms) {
     sweep(sink);
     last_sweep_ms_ = now_ms;
   }
-  bool is_auto = admission_.load(std::memory_order_relaxed) ==
-                 static_cast<uint8_t>(AdmissionMode::kAuto);
+  bool is_auto =
+      admission_.load(std::memory_order_relaxed) == static_cast<uint8_t>(AdmissionMode::kAuto);
   // Manual rooms still pass ended tickets at the head, so positions stay cheap to read.
   admit_from_cursor(is_auto ? admission_budget(now_ms, true) : 0, sink);
   publish_rate(now_ms);
@@ -199,7 +202,8 @@ uint64_t Room::admit(uint64_t count, EventSink& sink) {
   uint64_t n = admit_from_cursor(std::min(count, admission_budget(now_ms, false)), sink);
   // Republish the rate when it was unknown or a new second began; run() refreshes it on
   // every pass anyway, so an operator admitting one at a time does not pay for it each call.
-  if (n != 0 && (rate_published_s_ != now_ms / 1000 || rate_.load(std::memory_order_relaxed) == 0)) {
+  if (n != 0 &&
+      (rate_published_s_ != now_ms / 1000 || rate_.load(std::memory_order_relaxed) == 0)) {
     publish_rate(now_ms);
   }
   emit_changes(sink);

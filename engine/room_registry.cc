@@ -15,7 +15,7 @@ RoomRegistry::RoomRegistry(size_t max_rooms)
 }
 
 size_t RoomRegistry::home(std::string_view name) const {
-  return std::hash<std::string_view>{}(name) & mask_;
+  return std::hash<std::string_view>{}(name)&mask_;
 }
 
 Room* RoomRegistry::find(std::string_view name) const {

@@ -33,7 +33,9 @@ class RoomRegistry {
   }
 
  private:
-  static Room* tombstone() { return reinterpret_cast<Room*>(alignof(Room*)); }
+  // Marks a deleted entry; never dereferenced.
+  static Room* tombstone() { return reinterpret_cast<Room*>(&tombstone_marker_); }
+  static inline char tombstone_marker_ = 0;
   size_t home(std::string_view name) const;
 
   size_t max_rooms_;

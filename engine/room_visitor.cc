@@ -138,8 +138,8 @@ TicketView Room::view_of(uint64_t seq, const Slot& slot, uint8_t packed,
     if (rate > 0) v.eta_seconds = static_cast<double>(v.position) / rate;
   } else if (holds_slot(v.state)) {
     v.eta_seconds = 0.0;
-    v.admitted_at_ms = tick_to_ms(std::atomic_ref<const uint32_t>(slot.admitted_at)
-                                      .load(std::memory_order_relaxed));
+    v.admitted_at_ms = tick_to_ms(
+        std::atomic_ref<const uint32_t>(slot.admitted_at).load(std::memory_order_relaxed));
   }
   return v;
 }
@@ -170,8 +170,8 @@ Result<LeaveOutcome> Room::leave(std::string_view id) {
   while (is_live(state_of(packed))) {
     TicketState was = state_of(packed);
     if (cas_state(*s, packed, left)) {
-      out.kind = was == TicketState::kWaiting ? LeaveOutcome::Kind::kHole
-                                              : LeaveOutcome::Kind::kSlotFreed;
+      out.kind =
+          was == TicketState::kWaiting ? LeaveOutcome::Kind::kHole : LeaveOutcome::Kind::kSlotFreed;
       left_total_.fetch_add(1, std::memory_order_relaxed);
       packed = left;
       break;
@@ -189,9 +189,11 @@ Result<TicketDetail> Room::activate(std::string_view id) {
   uint8_t packed = load_state(*s);
   for (;;) {
     TicketState st = state_of(packed);
-    if (st == TicketState::kWaiting) return Status(Code::kWrongState, "the ticket is still waiting");
+    if (st == TicketState::kWaiting)
+      return Status(Code::kWrongState, "the ticket is still waiting");
     if (!is_live(st)) {
-      return Status(Code::kWrongState, std::string("the ticket has ended (") + state_name(st) + ")");
+      return Status(Code::kWrongState,
+                    std::string("the ticket has ended (") + state_name(st) + ")");
     }
     // Refresh first: the owner's idle check reads last_seen after seeing ACTIVE (acquire),
     // so a fresh session is never expired on the old timestamp.

@@ -30,7 +30,7 @@ struct Shard final : EventSink {
     events.enqueue(producer, std::move(e));
   }
 
-  std::mutex owner;  // whoever holds it owns this shard's rooms
+  std::mutex owner;                          // whoever holds it owns this shard's rooms
   std::vector<std::unique_ptr<Room>> rooms;  // guarded by owner
   // Deleted rooms, kept until their grace time so visitors still inside them finish.
   std::vector<std::pair<int64_t, std::unique_ptr<Room>>> graveyard;  // guarded by owner
@@ -49,8 +49,8 @@ class ShardedEngine final : public Engine {
         codec_(options_.id_key ? IdCodec(*options_.id_key) : IdCodec()),
         epoch_ms_(clock_->now_ms()),
         registry_(options_.max_rooms) {
-    unsigned n = options_.shards != 0 ? options_.shards
-                                      : std::max(1u, std::thread::hardware_concurrency());
+    unsigned n =
+        options_.shards != 0 ? options_.shards : std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 0; i < n; ++i) {
       shards_.push_back(std::make_unique<Shard>(options_.max_queued_events));
     }
@@ -70,8 +70,8 @@ class ShardedEngine final : public Engine {
     auto room = std::make_unique<Room>(std::string(name), config, codec_, *clock_, epoch_ms_);
     room->set_shard(shard_of(name));
     if (!registry_.insert(room.get())) {
-      return {Code::kUnavailable, "the engine holds its maximum of " +
-                                      std::to_string(options_.max_rooms) + " rooms"};
+      return {Code::kUnavailable,
+              "the engine holds its maximum of " + std::to_string(options_.max_rooms) + " rooms"};
     }
     shard.rooms.push_back(std::move(room));
     shard.rooms.back()->run(shard, options_.sweep_interval_ms);
@@ -197,7 +197,8 @@ class ShardedEngine final : public Engine {
 
   EngineStats stats() const override {
     EngineStats s;
-    for (const auto& shard : shards_) s.events_dropped += shard->dropped.load(std::memory_order_relaxed);
+    for (const auto& shard : shards_)
+      s.events_dropped += shard->dropped.load(std::memory_order_relaxed);
     registry_.for_each([&](const Room* r) { s.bytes_allocated += r->bytes_allocated(); });
     return s;
   }

@@ -13,9 +13,9 @@ enum class Code {
   kInvalidArgument,  // a malformed room name, user, config field or ticket id
   kRoomNotFound,
   kTicketNotFound,
-  kRoomFull,        // max_waiting reached: the join is refused, nothing changes
-  kWrongState,      // e.g. activating a ticket that is still waiting
-  kUnavailable,     // the engine cannot take writes now (e.g. storage failed)
+  kRoomFull,     // max_waiting reached: the join is refused, nothing changes
+  kWrongState,   // e.g. activating a ticket that is still waiting
+  kUnavailable,  // the engine cannot take writes now (e.g. storage failed)
 };
 
 // Stable snake_case name of a code, used in the HTTP error body.
@@ -40,7 +40,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool is_ok() const { return std::holds_alternative<T>(v_); }

@@ -52,9 +52,7 @@ Tag random_tag() {
   return t;
 }
 
-IdCodec::IdCodec() {
-  fill_random(key_.data(), sizeof(key_));
-}
+IdCodec::IdCodec() { fill_random(key_.data(), sizeof(key_)); }
 
 uint64_t IdCodec::mask(const Tag& tag) const {
   uint64_t a = (uint64_t{tag[0]} << 32) | tag[1];

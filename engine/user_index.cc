@@ -49,8 +49,8 @@ UserNode* UserIndex::make_node(std::string_view user) {
 
 UserNode* UserIndex::find_or_insert(std::string_view user, bool* inserted) {
   *inserted = false;
-  std::atomic<UserNode*>& head = buckets()[std::hash<std::string_view>{}(user) &
-                                           ((size_t{1} << bucket_bits_) - 1)];
+  std::atomic<UserNode*>& head =
+      buckets()[std::hash<std::string_view>{}(user) & ((size_t{1} << bucket_bits_) - 1)];
   UserNode* fresh = nullptr;
   // acquire: a node seen through the list has its name and next_ visible.
   UserNode* seen = head.load(std::memory_order_acquire);

@@ -15,7 +15,8 @@ TEST_P(EngineTest, TicketIdsAreOpaqueUrlSafeAndDistinct) {
   for (int i = 0; i < 1000; ++i) {
     std::string id = join("r");
     ASSERT_EQ(id.size(), 27u);
-    for (char c : id) ASSERT_TRUE(isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') << id;
+    for (char c : id)
+      ASSERT_TRUE(isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') << id;
     ids.insert(id);
   }
   EXPECT_EQ(ids.size(), 1000u);
@@ -300,7 +301,8 @@ TEST_P(EngineTest, EventsReportAdmissionsMovesAndCounts) {
   engine_->leave("r", a);
   ev = events();
   bool admitted_b = false;
-  for (const Event& e : ev) admitted_b |= e.kind == Event::Kind::kAdmitted && id_view(e.ticket) == b;
+  for (const Event& e : ev)
+    admitted_b |= e.kind == Event::Kind::kAdmitted && id_view(e.ticket) == b;
   EXPECT_TRUE(admitted_b);
 }
 

@@ -25,7 +25,9 @@ struct JoinRecord {
 
 constexpr int kThreads = 2;
 // The yardstick keeps its holes in a sorted vector (O(n) per leave): fewer operations for it.
-int ops_per_thread(const EngineKind& k) { return std::string(k.name) == "mutex" ? 50'000 : 200'000; }
+int ops_per_thread(const EngineKind& k) {
+  return std::string(k.name) == "mutex" ? 50'000 : 200'000;
+}
 constexpr int kUsers = 3000;
 constexpr uint32_t kCapacity = 500;
 
