@@ -61,6 +61,8 @@ class Engine {
   // Status without a heartbeat (for pushes the visitor did not ask for).
   virtual Result<TicketView> peek(std::string_view room, std::string_view ticket) const = 0;
   virtual Status heartbeat(std::string_view room, std::string_view ticket) = 0;
+  // peek() plus the ticket's user (for signing tokens). No heartbeat.
+  virtual Result<TicketDetail> describe(std::string_view room, std::string_view ticket) const = 0;
   // Leaving an ended ticket is not an error: it returns the ticket as it is.
   virtual Result<TicketView> leave(std::string_view room, std::string_view ticket) = 0;
 

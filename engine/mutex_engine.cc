@@ -175,6 +175,15 @@ class MutexEngine final : public Engine {
         name, ticket, [&](MRoom& r, uint64_t seq) { return view(r, seq); });
   }
 
+  Result<TicketDetail> describe(std::string_view name, std::string_view ticket) const override {
+    std::lock_guard lock(mu_);
+    const MRoom* r = find(name);
+    if (r == nullptr) return no_room(name);
+    auto it = r->by_id.find(std::string(ticket));
+    if (it == r->by_id.end()) return Status(Code::kTicketNotFound, "no such ticket in this room");
+    return TicketDetail{view(*r, it->second), r->tickets[it->second].user};
+  }
+
   Status heartbeat(std::string_view name, std::string_view ticket) override {
     return status(name, ticket).status();
   }

@@ -48,6 +48,7 @@ class Room {
   Result<TicketView> status(std::string_view id, bool heartbeat);
   Result<LeaveOutcome> leave(std::string_view id);
   Result<TicketDetail> activate(std::string_view id);
+  Result<TicketDetail> describe(std::string_view id) const;
   RoomConfig config() const;
   RoomCounters counters() const;
   size_t bytes_allocated() const { return line_.bytes_allocated() + users_.bytes_allocated(); }

@@ -181,6 +181,16 @@ Result<LeaveOutcome> Room::leave(std::string_view id) {
   return out;
 }
 
+Result<TicketDetail> Room::describe(std::string_view id) const {
+  uint64_t seq = 0;
+  const Slot* s = find_ticket(id, &seq);
+  if (s == nullptr) return Status(Code::kTicketNotFound, "no such ticket in this room");
+  TicketDetail d;
+  d.ticket = view_of(seq, *s, load_state(*s), id);
+  if (s->user != nullptr) d.user = std::string(s->user->name());
+  return d;
+}
+
 Result<TicketDetail> Room::activate(std::string_view id) {
   uint64_t seq = 0;
   Slot* s = find_ticket(id, &seq);

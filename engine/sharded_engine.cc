@@ -138,6 +138,12 @@ class ShardedEngine final : public Engine {
     return r->status(ticket, false);
   }
 
+  Result<TicketDetail> describe(std::string_view name, std::string_view ticket) const override {
+    const Room* r = registry_.find(name);
+    if (r == nullptr) return no_room(name);
+    return r->describe(ticket);
+  }
+
   Status heartbeat(std::string_view name, std::string_view ticket) override {
     return status(name, ticket).status();
   }

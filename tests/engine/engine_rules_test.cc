@@ -142,6 +142,22 @@ TEST_P(EngineTest, SameUserGetsANewTicketOnceTheOldOneEnded) {
   EXPECT_NE(id_view(second->ticket.id), first);
 }
 
+TEST_P(EngineTest, DescribeShowsTheUserWithoutAHeartbeat) {
+  RoomConfig c = config(0, AdmissionMode::kManual);
+  c.heartbeat_timeout_seconds = 10;
+  make_room("r", c);
+  std::string named = join("r", "user_7");
+  std::string anon = join("r");
+  EXPECT_EQ(engine_->describe("r", named)->user, "user_7");
+  EXPECT_EQ(engine_->describe("r", anon)->user, "");
+  EXPECT_EQ(engine_->describe("r", anon)->ticket.position, 2u);
+  clock_->advance_s(9);
+  engine_->describe("r", named);
+  clock_->advance_s(2);
+  engine_->run_all();
+  EXPECT_EQ(state("r", named), TicketState::kExpired);
+}
+
 TEST_P(EngineTest, RacingJoinsForOneUserGetOneTicket) {
   make_room("r", config(0, AdmissionMode::kManual));
   constexpr int kUsers = 2000;

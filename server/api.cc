@@ -1,0 +1,259 @@
+// Api: routing, the visitor routes and the status object.
+#include "server/api.h"
+
+#include <openssl/crypto.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdio>
+
+#include "server/wait_page.h"
+
+namespace anteroom {
+namespace json = boost::json;
+
+int64_t unix_now_s() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+namespace {
+
+int64_t unix_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<std::string_view> split_path(std::string_view path) {
+  std::vector<std::string_view> parts;
+  size_t i = 1;  // skip the leading '/'
+  while (i <= path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    parts.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return parts;
+}
+
+// How long a poller should wait: a second near the head of the line, longer further back,
+// so that the total poll rate grows slower than the line (10,000 waiting poll at about
+// 1,300 requests a second instead of 10,000). A little jitter from the ticket id keeps
+// pollers from moving in step.
+unsigned poll_after_ms(const TicketView& v) {
+  if (v.state == TicketState::kWaiting) {
+    uint64_t base = std::clamp<uint64_t>(v.position * 2, 1000, 30'000);
+    unsigned jitter = static_cast<unsigned char>(v.id[5]) % 16;  // 0-15 -> up to ~10%
+    return static_cast<unsigned>(base + base * jitter / 160);
+  }
+  return is_live(v.state) ? 5000 : 0;
+}
+
+ApiResponse method_not_allowed(const char* allow, Route r) {
+  ApiResponse res = error_response(405, "method_not_allowed", "this path takes only " + std::string(allow));
+  res.headers.emplace_back("Allow", allow);
+  res.route = r;
+  return res;
+}
+
+}  // namespace
+
+ApiResponse error_response(unsigned status, std::string_view code, std::string_view message) {
+  ApiResponse r;
+  r.status = status;
+  json::object err;
+  err["code"] = code;
+  err["message"] = message;
+  json::object body;
+  body["error"] = std::move(err);
+  r.body = json::serialize(body);
+  if (status == 503) r.headers.emplace_back("Retry-After", "5");
+  return r;
+}
+
+ApiResponse engine_error(const Status& st) {
+  unsigned status = 400;
+  switch (st.code()) {
+    case Code::kRoomNotFound:
+    case Code::kTicketNotFound: status = 404; break;
+    case Code::kRoomFull:
+    case Code::kUnavailable: status = 503; break;
+    case Code::kWrongState: status = 409; break;
+    default: status = 400;
+  }
+  return error_response(status, code_name(st.code()), st.message());
+}
+
+Api::Api(Engine& engine, const Clock& clock, const TokenSigner& tokens, Metrics& metrics,
+         const Options& options, std::string admin_key)
+    : engine_(engine),
+      tokens_(tokens),
+      metrics_(metrics),
+      options_(options),
+      admin_key_(std::move(admin_key)),
+      wall_minus_engine_ms_(unix_now_ms() - clock.now_ms()) {}
+
+bool Api::authorized(std::string_view header) const {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (header.size() != kBearer.size() + admin_key_.size() || !header.starts_with(kBearer)) {
+    return false;
+  }
+  return CRYPTO_memcmp(header.data() + kBearer.size(), admin_key_.data(), admin_key_.size()) == 0;
+}
+
+std::string Api::token_for(std::string_view room, const TicketView& v) const {
+  if (!holds_slot(v.state)) return {};
+  auto detail = engine_.describe(room, id_view(v.id));
+  auto info = engine_.room_info(room);
+  if (!detail.is_ok() || !info.is_ok()) return {};
+  TokenClaims c;
+  c.ticket = std::string(id_view(v.id));
+  c.room = std::string(room);
+  c.user = detail->user;
+  c.issued_at = (v.admitted_at_ms + wall_minus_engine_ms_) / 1000;
+  // Long enough to be used (allowed TTL) and then to last a session; the protected service
+  // that calls verify or the gate also gets the ticket's live state from the engine.
+  c.expires_at = c.issued_at + info->config.allowed_ttl_seconds + info->config.session_ttl_seconds;
+  return tokens_.sign(c);
+}
+
+std::string Api::status_json(std::string_view room, const TicketView& v) const {
+  // Built by hand: every string here is from a safe alphabet (room names, ids, tokens).
+  std::string out;
+  out.reserve(256);
+  char buf[160];
+  out += R"({"room":")";
+  out += room;
+  out += R"(","ticket":")";
+  out += id_view(v.id);
+  out += R"(","status":")";
+  out += state_name(v.state);
+  std::snprintf(buf, sizeof buf, R"(","position":%llu,"waiting":%llu,"active":%llu,"capacity":%u,)",
+                static_cast<unsigned long long>(v.position), static_cast<unsigned long long>(v.waiting),
+                static_cast<unsigned long long>(v.active), v.capacity);
+  out += buf;
+  if (v.eta_seconds) {
+    std::snprintf(buf, sizeof buf, R"("eta_seconds":%.1f,)", *v.eta_seconds);
+  } else {
+    std::snprintf(buf, sizeof buf, R"("eta_seconds":null,)");
+  }
+  out += buf;
+  std::snprintf(buf, sizeof buf, R"("poll_after_ms":%u)", poll_after_ms(v));
+  out += buf;
+  if (v.reason != EndReason::kNone) {
+    out += R"(,"reason":")";
+    out += reason_name(v.reason);
+    out += '"';
+  }
+  if (std::string token = token_for(room, v); !token.empty()) {
+    out += R"(,"token":")";
+    out += token;
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+Result<JoinResult> Api::join(std::string_view room, std::string_view user) const {
+  auto r = engine_.join(room, user);
+  if (!r.is_ok()) return r;
+  metrics_.joined(r->created);
+  const TicketView& v = r->ticket;
+  // In an auto room with a free slot, admit now rather than at the owner's next tick.
+  if (v.state == TicketState::kWaiting && (v.capacity == 0 || v.active < v.capacity)) {
+    auto info = engine_.room_info(room);
+    if (info.is_ok() && info->config.admission == AdmissionMode::kAuto) {
+      engine_.run_shard(engine_.shard_of(room));
+      if (auto now = engine_.peek(room, id_view(v.id)); now.is_ok()) r.value().ticket = now.value();
+    }
+  }
+  return r;
+}
+
+ApiResponse Api::join_route(std::string_view room, std::string_view body) const {
+  std::string user;
+  if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
+    boost::system::error_code ec;
+    json::value v = json::parse(body, ec);
+    if (ec) return error_response(400, "invalid_json", "the body is not valid JSON");
+    if (!v.is_object()) return error_response(400, "invalid_field", "the body must be a JSON object");
+    for (const auto& kv : v.as_object()) {
+      if (kv.key() != "user") {
+        return error_response(400, "invalid_field", "unknown field '" + std::string(kv.key()) + "'");
+      }
+      if (!kv.value().is_string()) return error_response(400, "invalid_field", "user must be a string");
+      user = std::string(kv.value().as_string());
+      if (!valid_user(user)) {
+        return error_response(400, "invalid_field", "user must be 1-128 bytes with no control characters");
+      }
+    }
+  }
+  auto r = join(room, user);
+  if (!r.is_ok()) return engine_error(r.status());
+  ApiResponse res;
+  res.status = r->created ? 201 : 200;
+  res.body = status_json(room, r->ticket);
+  return res;
+}
+
+ApiResponse Api::handle(const ApiRequest& req) const {
+  std::string_view path = req.target, query;
+  if (size_t q = path.find('?'); q != std::string_view::npos) {
+    query = path.substr(q + 1);
+    path = path.substr(0, q);
+  }
+  ApiResponse res = route(req, path, query);
+  return res;
+}
+
+ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string_view query) const {
+  const bool get = req.method == "GET" || req.method == "HEAD";
+  auto with = [](ApiResponse r, Route route) {
+    r.route = route;
+    return r;
+  };
+  if (path == "/healthz") {
+    if (!get) return method_not_allowed("GET", Route::kHealth);
+    ApiResponse r;
+    r.body = R"({"ok":true})";
+    return with(r, Route::kHealth);
+  }
+  if (path == "/readyz") {
+    if (!get) return method_not_allowed("GET", Route::kReady);
+    if (!ready_.load(std::memory_order_relaxed)) {
+      return with(error_response(503, "not_ready", "the server is shutting down"), Route::kReady);
+    }
+    ApiResponse r;
+    r.body = R"({"ready":true})";
+    return with(r, Route::kReady);
+  }
+  if (path == "/metrics") {
+    if (!get) return method_not_allowed("GET", Route::kMetrics);
+    ApiResponse r;
+    r.content_type = "text/plain; version=0.0.4";
+    r.body = metrics_.render(engine_);
+    return with(r, Route::kMetrics);
+  }
+  std::vector<std::string_view> parts = split_path(path);
+  if (parts.size() == 2 && parts[0] == "wait") {
+    if (!get) return method_not_allowed("GET", Route::kWaitPage);
+    if (!valid_room_name(parts[1])) {
+      return with(error_response(400, "invalid_room_name", "room names are 1-64 characters of A-Z a-z 0-9 _ -"),
+                  Route::kWaitPage);
+    }
+    return with(wait_page(parts[1], query, req.accept_language), Route::kWaitPage);
+  }
+  if (parts.size() == 3 && parts[0] == "v1" && parts[1] == "gate") {
+    if (!get) return method_not_allowed("GET", Route::kGate);
+    return with(gate_route(parts[2], req.cookie), Route::kGate);
+  }
+  if (parts.size() >= 2 && parts[0] == "v1" && parts[1] == "rooms") {
+    return rooms_route(req, parts);
+  }
+  return with(error_response(404, "not_found", "no such route"), Route::kNotFound);
+}
+
+}  // namespace anteroom

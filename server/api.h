@@ -1,0 +1,93 @@
+// The HTTP API of SPEC section 3 as plain functions of a request: no sockets, no Beast.
+// Sessions parse bytes into an ApiRequest, call Api::handle, and write the ApiResponse (or,
+// for the SSE and WebSocket routes, turn the connection into a stream).
+//
+// Thread safety: Api is immutable after construction apart from the engine and metrics it
+// points to, which are thread-safe; call handle() from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "engine/engine.h"
+#include "server/metrics.h"
+#include "server/options.h"
+#include "server/token.h"
+
+namespace anteroom {
+
+struct ApiRequest {
+  std::string_view method;  // "GET", "POST", ...
+  std::string_view target;  // path and query
+  std::string_view authorization;
+  std::string_view cookie;
+  std::string_view accept_language;
+  std::string_view body;
+};
+
+struct ApiResponse {
+  enum class Upgrade { kNone, kSse, kWebSocket };
+  unsigned status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  Route route = Route::kNotFound;
+  Upgrade upgrade = Upgrade::kNone;
+  std::string room;    // for upgrades
+  std::string ticket;  // for SSE
+};
+
+// Wall-clock seconds since the Unix epoch, for token claims.
+int64_t unix_now_s();
+
+class Api {
+ public:
+  // `clock` must be the engine's clock (admission times are on it).
+  Api(Engine& engine, const Clock& clock, const TokenSigner& tokens, Metrics& metrics,
+      const Options& options, std::string admin_key);
+
+  ApiResponse handle(const ApiRequest& req) const;
+
+  // The status object of SPEC section 3 for a ticket (with its token once admitted).
+  std::string status_json(std::string_view room, const TicketView& v) const;
+  // A token for an ALLOWED or ACTIVE ticket; empty otherwise.
+  std::string token_for(std::string_view room, const TicketView& v) const;
+  // Joins (and, in an auto room with a free slot, runs admission at once so the answer
+  // already says ALLOWED).
+  Result<JoinResult> join(std::string_view room, std::string_view user) const;
+  // Verifies a token and activates its ticket (verify route and gate).
+  Result<TicketDetail> use_token(std::string_view room, std::string_view token) const;
+
+  Engine& engine() const { return engine_; }
+  Metrics& metrics() const { return metrics_; }
+  void set_ready(bool ready) { ready_.store(ready, std::memory_order_relaxed); }
+
+ private:
+  ApiResponse route(const ApiRequest& req, std::string_view path, std::string_view query) const;
+  ApiResponse rooms_route(const ApiRequest& req, const std::vector<std::string_view>& parts) const;
+  ApiResponse put_room(std::string_view room, std::string_view body) const;
+  ApiResponse join_route(std::string_view room, std::string_view body) const;
+  ApiResponse admit_route(std::string_view room, std::string_view body) const;
+  ApiResponse verify_route(std::string_view room, std::string_view body) const;
+  ApiResponse gate_route(std::string_view room, std::string_view cookie) const;
+  bool authorized(std::string_view header) const;
+
+  Engine& engine_;
+  const TokenSigner& tokens_;
+  Metrics& metrics_;
+  const Options& options_;
+  const std::string admin_key_;
+  const int64_t wall_minus_engine_ms_;  // wall clock minus the engine's clock, at start
+  std::atomic<bool> ready_{true};       // lone flag: relaxed
+};
+
+// Error body of SPEC section 3.
+ApiResponse error_response(unsigned status, std::string_view code, std::string_view message);
+// An engine error as an HTTP error (404 for unknown room or ticket, 503 for a full room...).
+ApiResponse engine_error(const Status& st);
+
+}  // namespace anteroom

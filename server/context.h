@@ -1,0 +1,52 @@
+// What every session shares: the API, the push hub, metrics, options, and the count of open
+// connections that enforces --max-connections.
+#pragma once
+
+#include <atomic>
+
+#include "server/api.h"
+#include "server/metrics.h"
+#include "server/options.h"
+#include "server/push_hub.h"
+
+namespace anteroom {
+
+struct ServerContext {
+  const Options& options;
+  Api& api;
+  PushHub& hub;
+  Metrics& metrics;
+  // Open connections of every kind; the listener refuses past options.max_connections.
+  // Relaxed: a count, ordering nothing.
+  std::atomic<int64_t> connections{0};
+  std::atomic<bool> stopping{false};  // lone flag: relaxed
+};
+
+// Held by a session for as long as its connection is open, moved along when an HTTP
+// session becomes an SSE or WebSocket stream.
+class ConnectionSlot {
+ public:
+  ConnectionSlot(ServerContext& ctx, ConnKind kind) : ctx_(&ctx), kind_(kind) {
+    ctx.metrics.opened(kind);
+  }
+  ConnectionSlot(ConnectionSlot&& o) noexcept : ctx_(o.ctx_), kind_(o.kind_) { o.ctx_ = nullptr; }
+  ConnectionSlot& operator=(ConnectionSlot&&) = delete;
+  ConnectionSlot(const ConnectionSlot&) = delete;
+  ~ConnectionSlot() {
+    if (ctx_ == nullptr) return;
+    ctx_->metrics.closed(kind_);
+    ctx_->connections.fetch_sub(1, std::memory_order_relaxed);
+  }
+  // Counts the same connection as another kind from now on.
+  void become(ConnKind kind) {
+    ctx_->metrics.closed(kind_);
+    kind_ = kind;
+    ctx_->metrics.opened(kind_);
+  }
+
+ private:
+  ServerContext* ctx_;
+  ConnKind kind_;
+};
+
+}  // namespace anteroom

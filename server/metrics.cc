@@ -1,0 +1,116 @@
+#include "server/metrics.h"
+
+#include <cstdio>
+
+namespace anteroom {
+
+const char* route_name(Route r) {
+  static constexpr const char* kNames[] = {
+      "join",       "status", "leave", "events", "websocket", "wait_page", "put_room",
+      "get_room",   "list_rooms", "delete_room", "admit", "clear", "verify", "gate",
+      "metrics",    "healthz", "readyz", "not_found"};
+  static_assert(std::size(kNames) == static_cast<size_t>(Route::kCount));
+  return kNames[static_cast<size_t>(r)];
+}
+
+void Metrics::request(Route r, unsigned status, double seconds) {
+  size_t code = kCodes.size();  // "other"
+  for (size_t i = 0; i < kCodes.size(); ++i) {
+    if (kCodes[i] == status) code = i;
+  }
+  requests_[static_cast<size_t>(r)][code].fetch_add(1, kRelaxed);
+  size_t b = 0;
+  while (b < kBuckets.size() && seconds > kBuckets[b]) ++b;
+  latency_[b].fetch_add(1, kRelaxed);
+  latency_sum_us_.fetch_add(static_cast<uint64_t>(seconds * 1e6), kRelaxed);
+}
+
+void Metrics::event(const Event& e) {
+  if (e.kind == Event::Kind::kAdmitted) admissions_.fetch_add(1, kRelaxed);
+  if (e.kind == Event::Kind::kExpired) {
+    expiries_[static_cast<size_t>(e.reason) % expiries_.size()].fetch_add(1, kRelaxed);
+  }
+}
+
+std::string Metrics::render(const Engine& engine) const {
+  std::string out;
+  char line[256];
+  auto add = [&](const char* fmt, auto... args) {
+    std::snprintf(line, sizeof line, fmt, args...);
+    out += line;
+  };
+  out += "# HELP anteroom_http_requests_total HTTP requests by route and status code.\n";
+  out += "# TYPE anteroom_http_requests_total counter\n";
+  for (size_t r = 0; r < kRoutes; ++r) {
+    for (size_t c = 0; c <= kCodes.size(); ++c) {
+      uint64_t n = requests_[r][c].load(kRelaxed);
+      if (n == 0) continue;
+      std::string code = c < kCodes.size() ? std::to_string(kCodes[c]) : "other";
+      add("anteroom_http_requests_total{route=\"%s\",code=\"%s\"} %llu\n",
+          route_name(static_cast<Route>(r)), code.c_str(), static_cast<unsigned long long>(n));
+    }
+  }
+  out += "# HELP anteroom_http_request_duration_seconds Time to answer a request.\n";
+  out += "# TYPE anteroom_http_request_duration_seconds histogram\n";
+  uint64_t cumulative = 0;
+  for (size_t b = 0; b <= kBuckets.size(); ++b) {
+    cumulative += latency_[b].load(kRelaxed);
+    if (b < kBuckets.size()) {
+      add("anteroom_http_request_duration_seconds_bucket{le=\"%g\"} %llu\n", kBuckets[b],
+          static_cast<unsigned long long>(cumulative));
+    } else {
+      add("anteroom_http_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+          static_cast<unsigned long long>(cumulative));
+    }
+  }
+  add("anteroom_http_request_duration_seconds_sum %.6f\n",
+      static_cast<double>(latency_sum_us_.load(kRelaxed)) / 1e6);
+  add("anteroom_http_request_duration_seconds_count %llu\n",
+      static_cast<unsigned long long>(cumulative));
+
+  out += "# HELP anteroom_joins_total Joins; created=false when a user got their live ticket back.\n";
+  out += "# TYPE anteroom_joins_total counter\n";
+  add("anteroom_joins_total{created=\"true\"} %llu\n",
+      static_cast<unsigned long long>(joins_new_.load(kRelaxed)));
+  add("anteroom_joins_total{created=\"false\"} %llu\n",
+      static_cast<unsigned long long>(joins_existing_.load(kRelaxed)));
+  out += "# HELP anteroom_admissions_total Tickets admitted (WAITING to ALLOWED).\n";
+  out += "# TYPE anteroom_admissions_total counter\n";
+  add("anteroom_admissions_total %llu\n", static_cast<unsigned long long>(admissions_.load(kRelaxed)));
+  out += "# HELP anteroom_expiries_total Tickets expired, by reason.\n";
+  out += "# TYPE anteroom_expiries_total counter\n";
+  for (EndReason r : {EndReason::kAllowedUnused, EndReason::kSessionIdle, EndReason::kAbandoned}) {
+    add("anteroom_expiries_total{reason=\"%s\"} %llu\n", reason_name(r),
+        static_cast<unsigned long long>(expiries_[static_cast<size_t>(r)].load(kRelaxed)));
+  }
+  out += "# HELP anteroom_open_connections Open connections by kind.\n";
+  out += "# TYPE anteroom_open_connections gauge\n";
+  const char* kinds[] = {"http", "sse", "websocket"};
+  for (size_t k = 0; k < 3; ++k) {
+    add("anteroom_open_connections{kind=\"%s\"} %lld\n", kinds[k],
+        static_cast<long long>(open_[k].load(kRelaxed)));
+  }
+  out += "# HELP anteroom_dropped_slow_consumers_total Streams closed because they read too slowly.\n";
+  out += "# TYPE anteroom_dropped_slow_consumers_total counter\n";
+  add("anteroom_dropped_slow_consumers_total %llu\n",
+      static_cast<unsigned long long>(dropped_slow_.load(kRelaxed)));
+  out += "# HELP anteroom_refused_connections_total Connections answered 503 at the connection cap.\n";
+  out += "# TYPE anteroom_refused_connections_total counter\n";
+  add("anteroom_refused_connections_total %llu\n",
+      static_cast<unsigned long long>(refused_.load(kRelaxed)));
+
+  out += "# HELP anteroom_room_waiting Tickets waiting, per room.\n# TYPE anteroom_room_waiting gauge\n";
+  std::string active = "# HELP anteroom_room_active Tickets ALLOWED or ACTIVE, per room.\n"
+                       "# TYPE anteroom_room_active gauge\n";
+  for (const RoomInfo& r : engine.rooms()) {
+    add("anteroom_room_waiting{room=\"%s\"} %llu\n", r.name.c_str(),
+        static_cast<unsigned long long>(r.counters.waiting));
+    std::snprintf(line, sizeof line, "anteroom_room_active{room=\"%s\"} %llu\n", r.name.c_str(),
+                  static_cast<unsigned long long>(r.counters.active));
+    active += line;
+  }
+  out += active;
+  return out;
+}
+
+}  // namespace anteroom

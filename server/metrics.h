@@ -1,0 +1,56 @@
+// Prometheus metrics. Counters are relaxed atomics in fixed tables (no lock, no allocation
+// on the request path); render() builds the text format on demand.
+//
+// Thread safety: every method from any thread.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "engine/engine.h"
+
+namespace anteroom {
+
+enum class Route : uint8_t {
+  kJoin, kStatus, kLeave, kEvents, kWebSocket, kWaitPage, kPutRoom, kGetRoom, kListRooms,
+  kDeleteRoom, kAdmit, kClear, kVerify, kGate, kMetrics, kHealth, kReady, kNotFound, kCount
+};
+const char* route_name(Route r);
+
+enum class ConnKind : uint8_t { kHttp, kSse, kWebSocket, kCount };
+
+class Metrics {
+ public:
+  void request(Route r, unsigned status, double seconds);
+  void joined(bool created) { (created ? joins_new_ : joins_existing_).fetch_add(1, kRelaxed); }
+  void opened(ConnKind k) { open_[static_cast<size_t>(k)].fetch_add(1, kRelaxed); }
+  void closed(ConnKind k) { open_[static_cast<size_t>(k)].fetch_sub(1, kRelaxed); }
+  int64_t open(ConnKind k) const { return open_[static_cast<size_t>(k)].load(kRelaxed); }
+  void slow_consumer_dropped() { dropped_slow_.fetch_add(1, kRelaxed); }
+  void refused_connection() { refused_.fetch_add(1, kRelaxed); }
+  void event(const Event& e);
+
+  std::string render(const Engine& engine) const;
+
+ private:
+  static constexpr auto kRelaxed = std::memory_order_relaxed;  // independent counters
+  static constexpr std::array<unsigned, 13> kCodes = {200, 201, 204, 400, 401, 403, 404,
+                                                      405, 413, 429, 431, 500, 503};
+  static constexpr std::array<double, 12> kBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+                                                      0.005,  0.01,    0.025,  0.05,  0.1,
+                                                      0.5,    1.0};
+  static constexpr size_t kRoutes = static_cast<size_t>(Route::kCount);
+
+  std::array<std::array<std::atomic<uint64_t>, kCodes.size() + 1>, kRoutes> requests_{};
+  std::array<std::atomic<uint64_t>, kBuckets.size() + 1> latency_{};
+  std::atomic<uint64_t> latency_sum_us_{0};
+  std::atomic<uint64_t> joins_new_{0}, joins_existing_{0};
+  std::atomic<uint64_t> admissions_{0};
+  std::array<std::atomic<uint64_t>, 6> expiries_{};  // by EndReason
+  std::array<std::atomic<int64_t>, static_cast<size_t>(ConnKind::kCount)> open_{};
+  std::atomic<uint64_t> dropped_slow_{0}, refused_{0};
+};
+
+}  // namespace anteroom

@@ -1,0 +1,119 @@
+#include "server/options.h"
+
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <sstream>
+
+namespace anteroom {
+namespace po = boost::program_options;
+
+std::string Options::host() const { return listen.substr(0, listen.rfind(':')); }
+
+uint16_t Options::port() const {
+  return static_cast<uint16_t>(std::stoul(listen.substr(listen.rfind(':') + 1)));
+}
+
+namespace {
+
+Status check(const Options& o) {
+  auto bad = [](const std::string& m) { return Status(Code::kInvalidArgument, m); };
+  size_t colon = o.listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == o.listen.size()) {
+    return bad("--listen must be HOST:PORT, e.g. 127.0.0.1:8080");
+  }
+  const std::string port = o.listen.substr(colon + 1);
+  if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
+      std::stoul(port) > 65535) {
+    return bad("--listen port must be 0-65535");
+  }
+  if (o.appendfsync != "always" && o.appendfsync != "everysec" && o.appendfsync != "no") {
+    return bad("--appendfsync must be always, everysec or no");
+  }
+  if (o.max_connections == 0) return bad("--max-connections must be at least 1");
+  if (o.header_limit < 1024) return bad("--header-limit must be at least 1024");
+  if (o.idle_timeout_s == 0 || o.request_timeout_s == 0) return bad("timeouts must be >= 1 s");
+  if (o.push_interval_ms == 0 || o.owner_tick_ms == 0) return bad("intervals must be >= 1 ms");
+  if (o.stream_keepalive_s == 0) return bad("--stream-keepalive must be >= 1 s");
+  if (o.stream_queue_limit == 0) return bad("--stream-queue must be >= 1");
+  if (!o.demo_room.empty() && !valid_room_name(o.demo_room)) {
+    return bad("--demo-room: room names are 1-64 characters of A-Z a-z 0-9 _ -");
+  }
+  if (Status st = o.room.validate(); !st.is_ok()) return bad("--room-" + st.message());
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
+  Options o;
+  std::string admission = "auto";
+  po::options_description d(
+      "anteroom: a virtual waiting room\n\n"
+      "usage: anteroom [flags]\n\n"
+      "Flags (the first six also from ANTEROOM_LISTEN, ANTEROOM_DATA_DIR,\n"
+      "ANTEROOM_APPENDFSYNC, ANTEROOM_ADMIN_KEY, ANTEROOM_TOKEN_SECRET, ANTEROOM_THREADS)");
+  // clang-format off
+  d.add_options()
+    ("help,h", "print this and exit")
+    ("listen", po::value(&o.listen)->default_value(o.listen), "HOST:PORT to listen on; port 0 picks a free port and prints it")
+    ("threads", po::value(&o.threads)->default_value(o.threads), "I/O threads; 0 = one per core")
+    ("data-dir", po::value(&o.data_dir)->default_value(o.data_dir), "directory for the token secret, the admin key and the log")
+    ("appendfsync", po::value(&o.appendfsync)->default_value(o.appendfsync), "always | everysec | no: when the log is synced to disk")
+    ("no-persistence", "keep everything in memory only")
+    ("admin-key", po::value(&o.admin_key), "Bearer key for the operator routes; default: DATA_DIR/admin-key, created if absent and printed at start")
+    ("token-secret", po::value(&o.token_secret), "HS256 secret for admission tokens; default: DATA_DIR/token-secret, created if absent")
+    ("max-connections", po::value(&o.max_connections)->default_value(o.max_connections), "open connections at most; more are answered 503 and closed")
+    ("header-limit", po::value(&o.header_limit)->default_value(o.header_limit), "request header bytes at most (else 431)")
+    ("body-limit", po::value(&o.body_limit)->default_value(o.body_limit), "request body bytes at most (else 413)")
+    ("idle-timeout", po::value(&o.idle_timeout_s)->default_value(o.idle_timeout_s), "seconds a keep-alive connection may wait for its next request")
+    ("request-timeout", po::value(&o.request_timeout_s)->default_value(o.request_timeout_s), "seconds from a request's first byte to its last")
+    ("push-interval", po::value(&o.push_interval_ms)->default_value(o.push_interval_ms), "ms: at most one position update per stream in this interval")
+    ("stream-keepalive", po::value(&o.stream_keepalive_s)->default_value(o.stream_keepalive_s), "seconds: an SSE stream gets its status at least this often")
+    ("stream-queue", po::value(&o.stream_queue_limit)->default_value(o.stream_queue_limit), "messages queued per SSE/WebSocket stream before it is dropped as too slow")
+    ("owner-tick", po::value(&o.owner_tick_ms)->default_value(o.owner_tick_ms), "ms between admission and expiry passes")
+    ("demo-room", po::value(&o.demo_room), "create a room with this name at start")
+    ("room-capacity", po::value(&o.room.capacity)->default_value(o.room.capacity), "default capacity (ALLOWED + ACTIVE at once); 0 = no limit")
+    ("room-admission", po::value(&admission)->default_value(admission), "default admission: auto | manual")
+    ("room-admit-per-second", po::value(&o.room.admit_per_second)->default_value(o.room.admit_per_second), "default cap on auto admissions per second; 0 = none")
+    ("room-allowed-ttl", po::value(&o.room.allowed_ttl_seconds)->default_value(o.room.allowed_ttl_seconds), "default seconds an admission may go unused")
+    ("room-session-ttl", po::value(&o.room.session_ttl_seconds)->default_value(o.room.session_ttl_seconds), "default seconds an active session may idle")
+    ("room-heartbeat-timeout", po::value(&o.room.heartbeat_timeout_seconds)->default_value(o.room.heartbeat_timeout_seconds), "default seconds a waiting visitor may go unseen")
+    ("room-max-waiting", po::value(&o.room.max_waiting)->default_value(o.room.max_waiting), "default longest line; 0 = no limit");
+  // clang-format on
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, d), vm);
+    po::store(po::parse_environment(d,
+                                    [](const std::string& env) -> std::string {
+                                      if (env == "ANTEROOM_LISTEN") return "listen";
+                                      if (env == "ANTEROOM_DATA_DIR") return "data-dir";
+                                      if (env == "ANTEROOM_APPENDFSYNC") return "appendfsync";
+                                      if (env == "ANTEROOM_ADMIN_KEY") return "admin-key";
+                                      if (env == "ANTEROOM_TOKEN_SECRET") return "token-secret";
+                                      if (env == "ANTEROOM_THREADS") return "threads";
+                                      return "";
+                                    }),
+              vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return Status(Code::kInvalidArgument, e.what());
+  }
+  if (vm.count("help") != 0) {
+    std::ostringstream s;
+    s << d;
+    *exit_now = s.str();
+    return o;
+  }
+  o.persistence = vm.count("no-persistence") == 0;
+  if (admission == "auto") {
+    o.room.admission = AdmissionMode::kAuto;
+  } else if (admission == "manual") {
+    o.room.admission = AdmissionMode::kManual;
+  } else {
+    return Status(Code::kInvalidArgument, "--room-admission must be auto or manual");
+  }
+  if (Status st = check(o); !st.is_ok()) return st;
+  return o;
+}
+
+}  // namespace anteroom

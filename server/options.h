@@ -1,0 +1,46 @@
+// Everything anteroom can be told at start. Each field is one command-line flag (the name
+// in the comment); the six of SPEC section 3 are also read from ANTEROOM_* variables.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/model.h"
+#include "engine/status.h"
+
+namespace anteroom {
+
+struct Options {
+  std::string listen = "127.0.0.1:8080";  // --listen HOST:PORT (port 0: any free port)
+  unsigned threads = 0;                   // --threads; 0 = one per core
+  std::string data_dir = "./data";        // --data-dir: secrets (and, later, the log)
+  std::string appendfsync = "everysec";   // --appendfsync always|everysec|no
+  bool persistence = true;                // --no-persistence turns it off
+  std::string admin_key;     // --admin-key; empty: read or create DATA_DIR/admin-key
+  std::string token_secret;  // --token-secret; empty: read or create DATA_DIR/token-secret
+
+  unsigned max_connections = 19'000;  // --max-connections; beyond it: 503 and close
+  unsigned header_limit = 8 * 1024;   // --header-limit bytes; larger: 431
+  unsigned body_limit = 16 * 1024;    // --body-limit bytes; larger: 413
+  unsigned idle_timeout_s = 60;       // --idle-timeout: keep-alive connection with no request
+  unsigned request_timeout_s = 10;    // --request-timeout: from first byte to whole request
+  unsigned push_interval_ms = 1000;   // --push-interval: at most one position push per stream
+  unsigned stream_keepalive_s = 15;   // --stream-keepalive: SSE status at least this often
+  unsigned stream_queue_limit = 64;   // --stream-queue: messages queued per stream, then drop
+  unsigned owner_tick_ms = 5;         // --owner-tick: how often admission and expiry run
+
+  std::string demo_room;  // --demo-room NAME: create this room at start (default config)
+  RoomConfig room;        // --room-capacity, --room-admission, --room-admit-per-second,
+                          // --room-allowed-ttl, --room-session-ttl,
+                          // --room-heartbeat-timeout, --room-max-waiting: the defaults for
+                          // fields a PUT /v1/rooms/{room} leaves out
+
+  std::string host() const;
+  uint16_t port() const;
+};
+
+// Parses argv (and the environment). Sets *exit_now with the text to print for --help or
+// --version; returns kInvalidArgument with a message for bad flags.
+Result<Options> parse_options(int argc, char** argv, std::string* exit_now);
+
+}  // namespace anteroom

@@ -1,0 +1,134 @@
+#include "server/push_hub.h"
+
+#include <cstdio>
+
+namespace anteroom {
+
+void PushHub::attach(const std::string& room, const std::shared_ptr<Stream>& s, bool wants_counts) {
+  std::lock_guard lock(mu_);
+  Entry& e = rooms_[room].streams[s.get()];
+  e.stream = s;
+  e.counts = wants_counts;
+}
+
+void PushHub::watch(const std::string& room, const std::string& ticket, const Stream* s) {
+  std::lock_guard lock(mu_);
+  auto r = rooms_.find(room);
+  if (r == rooms_.end()) return;
+  auto e = r->second.streams.find(s);
+  if (e == r->second.streams.end() || e->second.ticket == ticket) return;
+  if (!e->second.ticket.empty()) {
+    auto range = r->second.by_ticket.equal_range(e->second.ticket);
+    for (auto it = range.first; it != range.second; ++it) {
+      if (it->second == s) {
+        r->second.by_ticket.erase(it);
+        break;
+      }
+    }
+  }
+  e->second.ticket = ticket;
+  r->second.by_ticket.emplace(ticket, s);
+}
+
+void PushHub::detach(const std::string& room, const Stream* s) {
+  std::lock_guard lock(mu_);
+  auto r = rooms_.find(room);
+  if (r == rooms_.end()) return;
+  auto e = r->second.streams.find(s);
+  if (e == r->second.streams.end()) return;
+  auto range = r->second.by_ticket.equal_range(e->second.ticket);
+  for (auto it = range.first; it != range.second; ++it) {
+    if (it->second == s) {
+      r->second.by_ticket.erase(it);
+      break;
+    }
+  }
+  r->second.streams.erase(e);
+  if (r->second.streams.empty()) rooms_.erase(r);
+}
+
+void PushHub::on_events(const std::vector<Event>& events) {
+  std::vector<std::shared_ptr<Stream>> now;
+  {
+    std::lock_guard lock(mu_);
+    for (const Event& ev : events) {
+      auto r = rooms_.find(ev.room);
+      if (r == rooms_.end()) continue;
+      RoomState& room = r->second;
+      switch (ev.kind) {
+        case Event::Kind::kAdmitted:
+        case Event::Kind::kExpired: {
+          auto range = room.by_ticket.equal_range(std::string(id_view(ev.ticket)));
+          for (auto it = range.first; it != range.second; ++it) {
+            if (auto s = room.streams[it->second].stream.lock()) now.push_back(std::move(s));
+          }
+          break;
+        }
+        case Event::Kind::kPositionsMoved:
+          room.moved = true;
+          break;
+        case Event::Kind::kCountsChanged:
+          room.counts_dirty = true;
+          room.waiting = ev.waiting;
+          room.active = ev.active;
+          room.capacity = ev.capacity;
+          break;
+      }
+    }
+  }
+  for (auto& s : now) s->notify();
+}
+
+std::string PushHub::visitor_count(uint64_t active, uint64_t waiting, uint32_t capacity) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, R"({"type":"VISITOR_COUNT","count":%llu,"queueCount":%llu,"maxCount":%u})",
+                static_cast<unsigned long long>(active), static_cast<unsigned long long>(waiting),
+                capacity);
+  return buf;
+}
+
+void PushHub::flush() {
+  std::vector<std::shared_ptr<Stream>> moved;
+  std::vector<std::pair<std::shared_ptr<Stream>, std::shared_ptr<const std::string>>> counts;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [name, room] : rooms_) {
+      std::shared_ptr<const std::string> message;
+      if (room.counts_dirty) {
+        message = std::make_shared<const std::string>(visitor_count(room.active, room.waiting, room.capacity));
+      }
+      for (auto& [ptr, entry] : room.streams) {
+        auto s = entry.stream.lock();
+        if (!s) continue;
+        if (room.moved && !entry.ticket.empty()) moved.push_back(s);
+        if (message && entry.counts) counts.emplace_back(std::move(s), message);
+      }
+      room.moved = false;
+      room.counts_dirty = false;
+    }
+  }
+  for (auto& s : moved) s->notify();
+  for (auto& [s, m] : counts) s->send_shared(m);
+}
+
+void PushHub::shutdown_all() {
+  std::vector<std::shared_ptr<Stream>> all;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [name, room] : rooms_) {
+      for (auto& [ptr, entry] : room.streams) {
+        if (auto s = entry.stream.lock()) all.push_back(std::move(s));
+      }
+    }
+  }
+  for (auto& s : all) s->shutdown();
+}
+
+size_t PushHub::size() const {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& [name, room] : rooms_) n += room.streams.size();
+  return n;
+}
+
+}  // namespace anteroom

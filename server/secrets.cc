@@ -1,0 +1,86 @@
+#include "server/secrets.h"
+
+#include <fcntl.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace anteroom {
+namespace {
+
+std::string random_hex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
+    return {};
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : raw) {
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  }
+  return out;
+}
+
+// Reads DIR/name, or creates it with a fresh value. *created tells which.
+Result<std::string> read_or_create(const std::string& dir, const char* name, bool* created) {
+  const std::string path = dir + "/" + name;
+  std::ifstream in(path);
+  if (in) {
+    std::stringstream s;
+    s << in.rdbuf();
+    std::string v = s.str();
+    while (!v.empty() && (v.back() == '\n' || v.back() == '\r' || v.back() == ' ')) v.pop_back();
+    if (v.empty()) return Status(Code::kInvalidArgument, path + " is empty");
+    *created = false;
+    return v;
+  }
+  std::string v = random_hex(32);
+  if (v.empty()) return Status(Code::kUnavailable, "no randomness for " + path);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) {
+    return Status(Code::kUnavailable, "cannot create " + path + ": " + std::strerror(errno));
+  }
+  std::string line = v + "\n";
+  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+            ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) return Status(Code::kUnavailable, "cannot write " + path);
+  *created = true;
+  return v;
+}
+
+}  // namespace
+
+Result<Secrets> load_secrets(const std::string& data_dir, std::string token_secret,
+                             std::string admin_key) {
+  Secrets s;
+  if (token_secret.empty() || admin_key.empty()) {
+    if (::mkdir(data_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      return Status(Code::kUnavailable,
+                    "cannot create data directory " + data_dir + ": " + std::strerror(errno));
+    }
+  }
+  bool created = false;
+  if (token_secret.empty()) {
+    auto v = read_or_create(data_dir, "token-secret", &created);
+    if (!v.is_ok()) return v.status();
+    token_secret = v.value();
+  }
+  if (admin_key.empty()) {
+    auto v = read_or_create(data_dir, "admin-key", &created);
+    if (!v.is_ok()) return v.status();
+    admin_key = v.value();
+    s.admin_key_generated = created;
+  }
+  s.token_secret = std::move(token_secret);
+  s.admin_key = std::move(admin_key);
+  return s;
+}
+
+}  // namespace anteroom

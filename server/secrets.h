@@ -1,0 +1,21 @@
+// The token secret and the admin key: taken from the options when given, else read from
+// the data directory, else generated (32 random bytes, hex) and written there with mode 0600
+// so a restart keeps them.
+#pragma once
+
+#include <string>
+
+#include "engine/status.h"
+
+namespace anteroom {
+
+struct Secrets {
+  std::string token_secret;
+  std::string admin_key;
+  bool admin_key_generated = false;  // true: print it, the operator has not seen it
+};
+
+Result<Secrets> load_secrets(const std::string& data_dir, std::string token_secret,
+                             std::string admin_key);
+
+}  // namespace anteroom

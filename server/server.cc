@@ -1,0 +1,163 @@
+#include "server/server.h"
+
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "server/beast.h"
+#include "server/context.h"
+#include "server/sessions.h"
+#include "server/token.h"
+
+namespace anteroom {
+
+struct Server::Impl {
+  Impl(Options o, std::string admin_key, std::string secret)
+      : options(std::move(o)),
+        clock(std::make_shared<SteadyClock>()),
+        engine(make_sharded_engine(engine_options(options, clock))),
+        tokens(std::move(secret)),
+        api(*engine, *clock, tokens, metrics, options, std::move(admin_key)),
+        ctx{options, api, hub, metrics},
+        ioc(static_cast<int>(thread_count(options))),
+        acceptor(net::make_strand(ioc)),
+        pump_strand(net::make_strand(ioc)),
+        pump_timer(pump_strand) {}
+
+  static unsigned thread_count(const Options& o) {
+    return o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  }
+  static EngineOptions engine_options(const Options&, std::shared_ptr<const Clock> clock) {
+    EngineOptions e;
+    e.clock = std::move(clock);
+    return e;
+  }
+
+  void do_accept() {
+    acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
+      if (ec) {
+        if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+        // Out of descriptors or similar: keep accepting rather than die.
+        return do_accept();
+      }
+      s.set_option(tcp::no_delay(true), ec);
+      int64_t open = ctx.connections.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (open > static_cast<int64_t>(options.max_connections)) {
+        ctx.connections.fetch_sub(1, std::memory_order_relaxed);
+        metrics.refused_connection();
+        refuse_connection(std::move(s));
+      } else {
+        run_http_session(std::move(s), ctx, ConnectionSlot(ctx, ConnKind::kHttp));
+      }
+      do_accept();
+    });
+  }
+
+  // Admission, expiry and events, every --owner-tick; pushes every --push-interval.
+  void pump() {
+    engine->run_all();
+    events.clear();
+    while (engine->poll_events(events, 4096) != 0) {
+      for (const Event& e : events) metrics.event(e);
+      hub.on_events(events);
+      events.clear();
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (now >= next_flush) {
+      hub.flush();
+      next_flush = now + std::chrono::milliseconds(options.push_interval_ms);
+    }
+    if (ctx.stopping.load(std::memory_order_relaxed)) return;
+    pump_timer.expires_after(std::chrono::milliseconds(options.owner_tick_ms));
+    pump_timer.async_wait([this](beast::error_code ec) {
+      if (!ec) pump();
+    });
+  }
+
+  Options options;
+  std::shared_ptr<SteadyClock> clock;
+  std::unique_ptr<Engine> engine;
+  TokenSigner tokens;
+  Metrics metrics;
+  PushHub hub;
+  Api api;
+  ServerContext ctx;
+  net::io_context ioc;
+  tcp::acceptor acceptor;
+  net::strand<net::io_context::executor_type> pump_strand;
+  net::steady_timer pump_timer;
+  std::vector<Event> events;
+  std::chrono::steady_clock::time_point next_flush{};
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  std::condition_variable stopped_cv;
+  bool started = false, stopped = false;
+};
+
+Server::Server(Options options, std::string admin_key, std::string token_secret)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(admin_key), std::move(token_secret))) {}
+
+Server::~Server() { stop(0); }
+
+Engine& Server::engine() { return *impl_->engine; }
+
+Result<uint16_t> Server::start() {
+  Impl& m = *impl_;
+  if (!m.options.demo_room.empty()) {
+    if (Status st = m.engine->put_room(m.options.demo_room, m.options.room); !st.is_ok()) return st;
+  }
+  beast::error_code ec;
+  auto addr = net::ip::make_address(m.options.host(), ec);
+  if (ec) return Status(Code::kInvalidArgument, "--listen: '" + m.options.host() + "' is not an IP address");
+  tcp::endpoint ep(addr, m.options.port());
+  m.acceptor.open(ep.protocol(), ec);
+  if (!ec) m.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) m.acceptor.bind(ep, ec);
+  if (!ec) m.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) return Status(Code::kUnavailable, "cannot listen on " + m.options.listen + ": " + ec.message());
+  uint16_t port = m.acceptor.local_endpoint().port();
+  m.do_accept();
+  net::dispatch(m.pump_strand, [&m] { m.pump(); });
+  unsigned n = Impl::thread_count(m.options);
+  for (unsigned i = 0; i < n; ++i) m.threads.emplace_back([&m] { m.ioc.run(); });
+  m.started = true;
+  return port;
+}
+
+void Server::stop(int grace_ms) {
+  Impl& m = *impl_;
+  {
+    std::lock_guard lock(m.mu);
+    if (!m.started || m.stopped) return;
+    m.stopped = true;
+  }
+  m.api.set_ready(false);
+  m.ctx.stopping.store(true, std::memory_order_relaxed);
+  net::post(m.acceptor.get_executor(), [&m] {
+    beast::error_code ec;
+    m.acceptor.close(ec);
+  });
+  m.hub.shutdown_all();
+  // In-flight requests finish (their responses say Connection: close); idle keep-alive
+  // connections end at their idle timeout or when the threads stop below.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
+  while (m.ctx.connections.load(std::memory_order_relaxed) > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  m.ioc.stop();
+  for (auto& t : m.threads) t.join();
+  m.threads.clear();
+  {
+    std::lock_guard lock(m.mu);
+    m.stopped_cv.notify_all();
+  }
+}
+
+void Server::wait() {
+  std::unique_lock lock(impl_->mu);
+  impl_->stopped_cv.wait(lock, [this] { return impl_->stopped && impl_->threads.empty(); });
+}
+
+}  // namespace anteroom

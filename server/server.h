@@ -1,0 +1,39 @@
+// The anteroom server: engine, HTTP/SSE/WebSocket listener, the engine pump that runs
+// admission and expiry and feeds the push hub. Beast stays inside server.cc.
+//
+// Thread safety: start() then stop() from one thread; wait() from any.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/engine.h"
+#include "server/options.h"
+
+namespace anteroom {
+
+class Server {
+ public:
+  // `admin_key` and `token_secret` must be set (see secrets.h).
+  Server(Options options, std::string admin_key, std::string token_secret);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and starts the I/O threads; returns the bound port (useful with port 0).
+  Result<uint16_t> start();
+  // Graceful: stop accepting, tell streams to reconnect, finish in-flight requests (at most
+  // `grace_ms`), stop the threads. Idempotent.
+  void stop(int grace_ms = 2000);
+  // Blocks until stop() has finished.
+  void wait();
+
+  Engine& engine();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace anteroom

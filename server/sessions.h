@@ -1,0 +1,29 @@
+// The three kinds of connection. Each runs on its own strand; each async step is a
+// do_x()/on_x() pair (the Beast examples' shape).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "server/beast.h"
+#include "server/context.h"
+
+namespace anteroom {
+
+// Reads requests on a keep-alive connection and answers them; hands the connection to an
+// SSE or WebSocket session when the route asks for one.
+void run_http_session(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot);
+
+// Server-Sent Events for one ticket: `event: status` on every change, at least every
+// --stream-keepalive seconds, and a last one when the ticket is admitted or ends.
+void run_sse_session(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,
+                     std::string room, std::string ticket);
+
+// Seed 000's WebSocket protocol for one room.
+void run_ws_session(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,
+                    http::request<http::string_body> upgrade, std::string room);
+
+// Writes a fixed 503 and closes: the answer past --max-connections.
+void refuse_connection(tcp::socket socket);
+
+}  // namespace anteroom

@@ -1,0 +1,144 @@
+#include "server/token.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <boost/json.hpp>
+
+namespace anteroom {
+namespace json = boost::json;
+
+namespace {
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+}  // namespace
+
+const char* token_error_text(TokenError e) {
+  switch (e) {
+    case TokenError::kMalformed: return "the token is not a well-formed JWT";
+    case TokenError::kBadAlgorithm: return "the token is not signed with HS256";
+    case TokenError::kBadSignature: return "the token's signature does not match";
+    case TokenError::kExpired: return "the token has expired";
+    case TokenError::kWrongRoom: return "the token is for another room";
+  }
+  return "invalid token";
+}
+
+std::string base64url_encode(std::string_view in) {
+  std::string out;
+  out.reserve((in.size() * 4 + 2) / 3);
+  size_t i = 0;
+  for (; i + 3 <= in.size(); i += 3) {
+    uint32_t v = (uint32_t{static_cast<uint8_t>(in[i])} << 16) |
+                 (uint32_t{static_cast<uint8_t>(in[i + 1])} << 8) | static_cast<uint8_t>(in[i + 2]);
+    for (int k = 3; k >= 0; --k) out += kAlphabet[(v >> (6 * k)) & 63];
+  }
+  size_t rest = in.size() - i;
+  if (rest != 0) {
+    uint32_t v = uint32_t{static_cast<uint8_t>(in[i])} << 16;
+    if (rest == 2) v |= uint32_t{static_cast<uint8_t>(in[i + 1])} << 8;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    if (rest == 2) out += kAlphabet[(v >> 6) & 63];
+  }
+  return out;
+}
+
+std::optional<std::string> base64url_decode(std::string_view in) {
+  if (in.size() % 4 == 1) return std::nullopt;
+  std::string out;
+  out.reserve(in.size() * 3 / 4);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    const char* p = std::char_traits<char>::find(kAlphabet, 64, c);
+    if (p == nullptr) return std::nullopt;
+    acc = (acc << 6) | static_cast<uint32_t>(p - kAlphabet);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  if ((acc & ((1u << bits) - 1)) != 0) return std::nullopt;  // non-canonical trailing bits
+  return out;
+}
+
+std::string TokenSigner::mac(std::string_view input) const {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()),
+       reinterpret_cast<const unsigned char*>(input.data()), input.size(), md, &len);
+  return std::string(reinterpret_cast<const char*>(md), len);
+}
+
+std::string TokenSigner::sign(const TokenClaims& c) const {
+  static const std::string kHeader = base64url_encode(R"({"alg":"HS256","typ":"JWT"})");
+  json::object claims;
+  claims["iss"] = "anteroom";
+  claims["sub"] = c.ticket;
+  claims["room"] = c.room;
+  if (!c.user.empty()) claims["usr"] = c.user;
+  claims["iat"] = c.issued_at;
+  claims["exp"] = c.expires_at;
+  std::string input = kHeader + "." + base64url_encode(json::serialize(claims));
+  return input + "." + base64url_encode(mac(input));
+}
+
+std::optional<TokenClaims> TokenSigner::verify(std::string_view token, std::string_view room,
+                                               int64_t now_s, TokenError* why) const {
+  auto fail = [&](TokenError e) -> std::optional<TokenClaims> {
+    if (why != nullptr) *why = e;
+    return std::nullopt;
+  };
+  size_t dot1 = token.find('.');
+  size_t dot2 = dot1 == std::string_view::npos ? dot1 : token.find('.', dot1 + 1);
+  if (dot2 == std::string_view::npos || token.find('.', dot2 + 1) != std::string_view::npos) {
+    return fail(TokenError::kMalformed);
+  }
+  auto header = base64url_decode(token.substr(0, dot1));
+  auto payload = base64url_decode(token.substr(dot1 + 1, dot2 - dot1 - 1));
+  auto signature = base64url_decode(token.substr(dot2 + 1));
+  if (!header || !payload || !signature) return fail(TokenError::kMalformed);
+
+  boost::system::error_code ec;
+  json::value h = json::parse(*header, ec);
+  if (ec || !h.is_object()) return fail(TokenError::kMalformed);
+  const json::value* alg = h.as_object().if_contains("alg");
+  if (alg == nullptr || !alg->is_string() || alg->as_string() != "HS256") {
+    return fail(TokenError::kBadAlgorithm);
+  }
+  std::string expected = mac(token.substr(0, dot2));
+  if (signature->size() != expected.size() ||
+      CRYPTO_memcmp(signature->data(), expected.data(), expected.size()) != 0) {
+    return fail(TokenError::kBadSignature);
+  }
+  json::value p = json::parse(*payload, ec);
+  if (ec || !p.is_object()) return fail(TokenError::kMalformed);
+  const json::object& o = p.as_object();
+  auto str = [&](const char* k) -> const json::string* {
+    const json::value* v = o.if_contains(k);
+    return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
+  };
+  auto num = [&](const char* k) -> std::optional<int64_t> {
+    const json::value* v = o.if_contains(k);
+    if (v == nullptr || !v->is_int64()) return std::nullopt;
+    return v->as_int64();
+  };
+  const json::string* sub = str("sub");
+  const json::string* r = str("room");
+  auto iat = num("iat");
+  auto exp = num("exp");
+  if (sub == nullptr || r == nullptr || !iat || !exp) return fail(TokenError::kMalformed);
+  if (*exp <= now_s) return fail(TokenError::kExpired);
+  if (*r != room) return fail(TokenError::kWrongRoom);
+  TokenClaims c;
+  c.ticket = std::string(*sub);
+  c.room = std::string(*r);
+  if (const json::string* u = str("usr")) c.user = std::string(*u);
+  c.issued_at = *iat;
+  c.expires_at = *exp;
+  return c;
+}
+
+}  // namespace anteroom

@@ -1,0 +1,209 @@
+#include "server/wait_page.h"
+
+#include <boost/json.hpp>
+
+namespace anteroom {
+namespace {
+
+// The page. %ROOM%, %RETURN% (a JSON string), %LANG% and %STRINGS% (a JSON object) are
+// filled in per request; everything else is static.
+constexpr std::string_view kPage = R"HTML(<!doctype html>
+<html lang="%LANG%"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>anteroom · %ROOM%</title>
+<style>
+body{margin:0;font-family:system-ui,-apple-system,"Noto Sans KR",sans-serif;background:#f4f5f7;color:#1d2433}
+main{max-width:28rem;margin:12vh auto;padding:2rem 1.5rem;background:#fff;border-radius:12px;box-shadow:0 2px 12px #0001}
+h1{font-size:1.3rem;margin:0 0 1rem}
+.big{font-size:3rem;font-weight:700;margin:.2rem 0}
+.row{display:flex;justify-content:space-between;margin:.4rem 0;color:#4a5468}
+.bar{height:10px;background:#e3e6ec;border-radius:5px;overflow:hidden;margin:1.2rem 0}
+.bar div{height:100%;width:0;background:#3867d6;transition:width .6s}
+.note{font-size:.9rem;color:#6b7489}
+button{margin-top:1rem;padding:.6rem 1.2rem;border:0;border-radius:8px;background:#3867d6;color:#fff;font-size:1rem}
+</style></head><body><main>
+<h1 id="title"></h1>
+<div class="note" id="label"></div>
+<div class="big" id="position">…</div>
+<div class="row"><span id="ahead-label"></span><span id="ahead">-</span></div>
+<div class="row"><span id="eta-label"></span><span id="eta">-</span></div>
+<div class="bar"><div id="progress"></div></div>
+<p class="note" id="message"></p>
+<button id="retry" hidden></button>
+</main>
+<script>
+const ROOM = "%ROOM%", RETURN_TO = %RETURN%, T = %STRINGS%;
+const $ = (id) => document.getElementById(id);
+const key = (k) => "anteroom:" + ROOM + ":" + k;
+$("title").textContent = T.title; $("label").textContent = T.position;
+$("ahead-label").textContent = T.ahead; $("eta-label").textContent = T.eta;
+$("retry").textContent = T.retry; $("message").textContent = T.joining;
+let user = localStorage.getItem(key("user"));
+if (!user) {
+  user = (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
+  localStorage.setItem(key("user"), user);
+}
+let source = null, timer = null, done = false;
+
+function fmtEta(s) {
+  if (s === null || s === undefined) return T.unknown;
+  if (s < 60) return Math.max(1, Math.round(s)) + T.seconds;
+  return Math.round(s / 60) + T.minutes;
+}
+function show(s) {
+  document.body.dataset.status = s.status;
+  if (s.status === "WAITING") {
+    const first = Number(localStorage.getItem(key("first:" + s.ticket)) || s.position);
+    localStorage.setItem(key("first:" + s.ticket), String(first));
+    $("position").textContent = s.position;
+    $("ahead").textContent = s.position - 1;
+    $("eta").textContent = fmtEta(s.eta_seconds);
+    $("progress").style.width = (first > 1 ? 100 * (first - s.position) / (first - 1) : 100) + "%";
+    $("message").textContent = T.keep;
+    return;
+  }
+  stop();
+  if ((s.status === "ALLOWED" || s.status === "ACTIVE") && s.token) {
+    done = true;
+    $("position").textContent = "✓";
+    $("progress").style.width = "100%";
+    $("message").textContent = T.admitted;
+    document.cookie = "anteroom_" + ROOM + "=" + s.token + "; Path=/; Max-Age=86400; SameSite=Lax";
+    setTimeout(() => location.replace(RETURN_TO), 300);
+    return;
+  }
+  $("position").textContent = "-";
+  $("message").textContent = T.ended;
+  $("retry").hidden = false;
+}
+function stop() {
+  if (source) { source.close(); source = null; }
+  if (timer) { clearTimeout(timer); timer = null; }
+}
+async function poll(ticket) {
+  try {
+    const r = await fetch("/v1/rooms/" + ROOM + "/tickets/" + ticket, {cache: "no-store"});
+    if (r.status === 404) return join();
+    const s = await r.json();
+    show(s);
+    if (s.status === "WAITING") timer = setTimeout(() => poll(ticket), s.poll_after_ms || 1000);
+  } catch (e) {
+    $("message").textContent = T.offline;
+    timer = setTimeout(() => poll(ticket), 3000);
+  }
+}
+function listen(ticket) {
+  if (!window.EventSource) return poll(ticket);
+  source = new EventSource("/v1/rooms/" + ROOM + "/tickets/" + ticket + "/events");
+  source.addEventListener("status", (e) => show(JSON.parse(e.data)));
+  source.onerror = () => { if (source) { source.close(); source = null; } if (!done) poll(ticket); };
+}
+async function join() {
+  stop();
+  $("retry").hidden = true;
+  try {
+    const r = await fetch("/v1/rooms/" + ROOM + "/tickets", {
+      method: "POST", headers: {"Content-Type": "application/json"},
+      body: JSON.stringify({user: user})});
+    const s = await r.json();
+    if (!r.ok) {
+      $("message").textContent = (s.error && s.error.message) || T.offline;
+      timer = setTimeout(join, 5000);
+      return;
+    }
+    show(s);
+    if (s.status === "WAITING") listen(s.ticket);
+  } catch (e) {
+    $("message").textContent = T.offline;
+    timer = setTimeout(join, 3000);
+  }
+}
+$("retry").onclick = () => { localStorage.removeItem(key("user")); location.reload(); };
+join();
+</script></body></html>
+)HTML";
+
+constexpr std::string_view kEnglish = R"({"title":"You are in line","position":"Your place in line","ahead":"People ahead of you","eta":"Estimated wait","progress":"Progress","keep":"Keep this page open: it moves on by itself. Reloading keeps your place.","admitted":"It is your turn. Taking you in…","ended":"Your place in line has ended.","retry":"Join again","joining":"Joining the line…","offline":"Connection lost; retrying…","unknown":"calculating…","seconds":" s","minutes":" min"})";
+constexpr std::string_view kKorean = R"({"title":"대기열에 들어왔습니다","position":"나의 대기 순번","ahead":"내 앞의 대기 인원","eta":"예상 대기 시간","progress":"진행률","keep":"이 페이지를 열어 두세요. 차례가 되면 자동으로 이동합니다. 새로고침해도 순번은 유지됩니다.","admitted":"입장 차례입니다. 이동 중…","ended":"대기 순번이 만료되었습니다.","retry":"다시 줄 서기","joining":"대기열에 들어가는 중…","offline":"연결이 끊겼습니다. 다시 시도 중…","unknown":"계산 중…","seconds":"초","minutes":"분"})";
+
+bool prefers_korean(std::string_view accept_language) {
+  // The first language listed wins; browsers list them in order of preference.
+  size_t i = accept_language.find_first_not_of(' ');
+  if (i == std::string_view::npos) return false;
+  std::string_view first = accept_language.substr(i, 2);
+  return first == "ko" || first == "KO" || first == "Ko";
+}
+
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+  for (size_t i = s.find(from); i != std::string::npos; i = s.find(from, i + to.size())) {
+    s.replace(i, from.size(), to);
+  }
+}
+
+int hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::optional<std::string> query_param(std::string_view query, std::string_view name) {
+  for (size_t i = 0; i <= query.size();) {
+    size_t end = query.find('&', i);
+    if (end == std::string_view::npos) end = query.size();
+    std::string_view pair = query.substr(i, end - i);
+    size_t eq = pair.find('=');
+    if (pair.substr(0, eq) == name) {
+      std::string out;
+      std::string_view raw = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+      for (size_t k = 0; k < raw.size(); ++k) {
+        if (raw[k] == '+') {
+          out += ' ';
+        } else if (raw[k] == '%') {
+          if (k + 2 >= raw.size()) return std::nullopt;
+          int hi = hex(raw[k + 1]), lo = hex(raw[k + 2]);
+          if (hi < 0 || lo < 0) return std::nullopt;
+          out += static_cast<char>(hi * 16 + lo);
+          k += 2;
+        } else {
+          out += raw[k];
+        }
+      }
+      return out;
+    }
+    i = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::string safe_return_url(std::string_view url) {
+  if (url.empty() || url[0] != '/' || url.starts_with("//") || url.starts_with("/\\")) return "/";
+  for (unsigned char c : url) {
+    if (c < 0x20 || c == 0x7f || c == '\\') return "/";
+  }
+  return std::string(url);
+}
+
+ApiResponse wait_page(std::string_view room, std::string_view query, std::string_view accept_language) {
+  const bool ko = prefers_korean(accept_language);
+  std::string ret = safe_return_url(query_param(query, "return").value_or("/"));
+  // As a JS string literal inside <script>: JSON, with '<' escaped so no "</script>".
+  std::string ret_js = boost::json::serialize(boost::json::value(ret));
+  replace_all(ret_js, "<", "\\u003c");
+  std::string page(kPage);
+  replace_all(page, "%ROOM%", room);
+  replace_all(page, "%RETURN%", ret_js);
+  replace_all(page, "%LANG%", ko ? "ko" : "en");
+  replace_all(page, "%STRINGS%", ko ? kKorean : kEnglish);
+  ApiResponse res;
+  res.content_type = "text/html; charset=utf-8";
+  res.body = std::move(page);
+  res.headers.emplace_back("Cache-Control", "no-store");
+  res.headers.emplace_back("Content-Language", ko ? "ko" : "en");
+  res.headers.emplace_back("Vary", "Accept-Language");
+  return res;
+}
+
+}  // namespace anteroom

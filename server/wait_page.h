@@ -1,0 +1,21 @@
+// GET /wait/{room}?return=URL: the self-contained waiting page (seed 000's "VQUEUE").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "server/api.h"
+
+namespace anteroom {
+
+ApiResponse wait_page(std::string_view room, std::string_view query, std::string_view accept_language);
+
+// The value of `name` in a URL query string, percent-decoded; nullopt if absent or badly
+// encoded.
+std::optional<std::string> query_param(std::string_view query, std::string_view name);
+// `url` if it is a same-site path ("/..." but not "//..." or "/\..."), else "/": the page
+// never redirects to another site.
+std::string safe_return_url(std::string_view url);
+
+}  // namespace anteroom
