@@ -1,0 +1,158 @@
+#include "tests/server/harness.h"
+
+#include <boost/json.hpp>
+#include <thread>
+
+namespace anteroom::testing {
+
+Options test_options() {
+  Options o;
+  o.listen = "127.0.0.1:0";
+  o.threads = 2;
+  o.persistence = false;
+  o.push_interval_ms = 50;
+  o.owner_tick_ms = 2;
+  o.idle_timeout_s = 5;
+  o.request_timeout_s = 2;
+  return o;
+}
+
+TestServer::TestServer(Options o) : server_(std::make_unique<Server>(o, kAdminKey, kSecret)) {
+  auto p = server_->start();
+  if (!p.is_ok()) throw std::runtime_error(p.status().message());
+  port_ = p.value();
+}
+
+TestServer::~TestServer() { server_->stop(500); }
+
+HttpClient::HttpClient(uint16_t port) : stream_(ioc_) {
+  stream_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+}
+
+Reply HttpClient::request(const std::string& method, const std::string& target, const std::string& body,
+                          std::map<std::string, std::string> headers) {
+  http::request<http::string_body> req(http::string_to_verb(method), target, 11);
+  req.set(http::field::host, "127.0.0.1");
+  for (auto& [k, v] : headers) req.set(k, v);
+  req.body() = body;
+  req.prepare_payload();
+  stream_.expires_after(std::chrono::seconds(10));
+  http::write(stream_, req);
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64 << 20);
+  if (method == "HEAD") parser.skip(true);
+  http::read(stream_, buffer_, parser);
+  Reply r;
+  r.status = parser.get().result_int();
+  for (const auto& h : parser.get()) {
+    std::string name(h.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    r.headers[name] = std::string(h.value());
+  }
+  r.body = parser.get().body();
+  return r;
+}
+
+SseClient::SseClient(uint16_t port, const std::string& target) : socket_(ioc_) {
+  socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n";
+  net::write(socket_, net::buffer(req));
+  // The head: read until the blank line.
+  while (pending_.find("\r\n\r\n") == std::string::npos) {
+    char buf[1024];
+    beast::error_code ec;
+    size_t n = socket_.read_some(net::buffer(buf), ec);
+    if (ec) return;
+    pending_.append(buf, n);
+  }
+  status_ = static_cast<unsigned>(std::stoul(pending_.substr(9, 3)));
+  pending_.erase(0, pending_.find("\r\n\r\n") + 4);
+}
+
+std::optional<std::string> SseClient::next(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    // A complete event ends with a blank line.
+    for (size_t end; (end = pending_.find("\n\n")) != std::string::npos;) {
+      std::string event = pending_.substr(0, end);
+      pending_.erase(0, end + 2);
+      if (event.find("event: status\n") == 0) {
+        size_t d = event.find("data: ");
+        if (d != std::string::npos) return event.substr(d + 6);
+      }
+    }
+    auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::milliseconds(0)) return std::nullopt;
+    // Wait for readability with a timeout, then read what is there.
+    socket_.non_blocking(true);
+    char buf[4096];
+    beast::error_code ec;
+    size_t n = socket_.read_some(net::buffer(buf), ec);
+    if (ec == net::error::would_block) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      continue;
+    }
+    if (ec) return std::nullopt;  // the server closed the stream
+    pending_.append(buf, n);
+  }
+}
+
+WsClient::WsClient(uint16_t port, const std::string& target) : ws_(ioc_) {
+  ws_.next_layer().connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  ws_.handshake("127.0.0.1", target);
+  ws_.text(true);
+}
+
+void WsClient::send(const std::string& text) { ws_.write(net::buffer(text)); }
+
+std::optional<std::string> WsClient::next(std::chrono::milliseconds timeout) {
+  // Run one async read on our own io_context, bounded by `timeout`.
+  beast::flat_buffer buf;
+  std::optional<std::string> out;
+  bool done = false;
+  ws_.async_read(buf, [&](beast::error_code ec, std::size_t) {
+    done = true;
+    if (!ec) out = beast::buffers_to_string(buf.data());
+  });
+  ioc_.restart();
+  ioc_.run_for(timeout);
+  if (!done) {
+    beast::get_lowest_layer(ws_).cancel();
+    ioc_.restart();
+    ioc_.run();
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<std::string> WsClient::next_of(const std::string& type, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left <= std::chrono::milliseconds(0)) return std::nullopt;
+    auto m = next(left);
+    if (!m) return std::nullopt;
+    if (field(*m, "type") == type) return m;
+  }
+}
+
+std::string field(const std::string& json, const std::string& name) {
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(json, ec);
+  if (ec || !v.is_object()) return {};
+  const boost::json::value* f = v.as_object().if_contains(name);
+  if (f == nullptr) return {};
+  if (f->is_string()) return std::string(f->as_string());
+  return boost::json::serialize(*f);
+}
+
+bool eventually(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+}  // namespace anteroom::testing

@@ -1,0 +1,104 @@
+// A real anteroom server on 127.0.0.1:0 inside the test process, and small blocking Beast
+// clients (HTTP, SSE, WebSocket, raw bytes) to talk to it. Waits are bounded: a helper
+// that waits for something fails the test when its deadline passes, it never sleeps a fixed
+// time and hopes.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "server/beast.h"
+#include "server/options.h"
+#include "server/server.h"
+
+namespace anteroom::testing {
+
+constexpr const char* kAdminKey = "test-admin-key";
+constexpr const char* kSecret = "test-token-secret";
+
+// Fast timers for tests; each test may change what it needs before start().
+Options test_options();
+
+struct Reply {
+  unsigned status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+  std::string header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+};
+
+class TestServer {
+ public:
+  explicit TestServer(Options o = test_options());
+  ~TestServer();
+  uint16_t port() const { return port_; }
+  Engine& engine() { return server_->engine(); }
+  Server& server() { return *server_; }
+
+ private:
+  std::unique_ptr<Server> server_;
+  uint16_t port_ = 0;
+};
+
+// One keep-alive HTTP/1.1 connection.
+class HttpClient {
+ public:
+  explicit HttpClient(uint16_t port);
+  Reply request(const std::string& method, const std::string& target, const std::string& body = "",
+                std::map<std::string, std::string> headers = {});
+  Reply admin(const std::string& method, const std::string& target, const std::string& body = "") {
+    return request(method, target, body, {{"Authorization", std::string("Bearer ") + kAdminKey}});
+  }
+
+ private:
+  net::io_context ioc_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+};
+
+// Reads an SSE stream: the `data:` of each `event: status`.
+class SseClient {
+ public:
+  SseClient(uint16_t port, const std::string& target);
+  unsigned status() const { return status_; }
+  // The next status event's data, or nullopt when the stream ended or `timeout` passed.
+  std::optional<std::string> next(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+
+ private:
+  net::io_context ioc_;
+  tcp::socket socket_;
+  std::string pending_;
+  unsigned status_ = 0;
+};
+
+// A WebSocket speaking seed 000's protocol.
+class WsClient {
+ public:
+  WsClient(uint16_t port, const std::string& target);
+  void send(const std::string& text);
+  // The next message, or nullopt after `timeout`.
+  std::optional<std::string> next(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  // The next message whose "type" is `type` (others are skipped), or nullopt after `timeout`.
+  std::optional<std::string> next_of(const std::string& type,
+                                     std::chrono::milliseconds timeout = std::chrono::seconds(5));
+
+ private:
+  net::io_context ioc_;
+  websocket::stream<tcp::socket> ws_;
+};
+
+// Extracts a JSON field as text (strings without quotes); empty if absent. For tests only.
+std::string field(const std::string& json, const std::string& name);
+
+// Polls `done` until it is true or `timeout` passes; returns whether it became true.
+bool eventually(const std::function<bool()>& done, std::chrono::milliseconds timeout = std::chrono::seconds(5));
+
+}  // namespace anteroom::testing

@@ -1,0 +1,116 @@
+// Bad and slow clients get their documented answer, and the server keeps serving others.
+#include <sys/socket.h>
+
+#include <thread>
+
+#include "tests/server/harness.h"
+
+namespace anteroom::testing {
+namespace {
+
+// A raw TCP connection for sending bytes that no well-behaved client would.
+class Raw {
+ public:
+  explicit Raw(uint16_t port) : socket_(ioc_) {
+    socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  }
+  void send(const std::string& s) {
+    beast::error_code ec;
+    net::write(socket_, net::buffer(s), ec);
+  }
+  // Everything the server sends until it closes (or `timeout` passes: then nullopt).
+  std::optional<std::string> until_closed(std::chrono::milliseconds timeout) {
+    std::string out;
+    socket_.non_blocking(true);
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      char buf[4096];
+      beast::error_code ec;
+      size_t n = socket_.read_some(net::buffer(buf), ec);
+      if (ec == net::error::would_block) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        continue;
+      }
+      if (ec) return out;
+      out.append(buf, n);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  net::io_context ioc_;
+  tcp::socket socket_;
+};
+
+TEST(Robustness, MalformedRequestIs400) {
+  TestServer server;
+  Raw raw(server.port());
+  raw.send("THIS IS NOT HTTP\r\n\r\n");
+  auto got = raw.until_closed(std::chrono::seconds(3));
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->substr(0, 12), "HTTP/1.1 400");
+  EXPECT_NE(got->find("\"bad_request\""), std::string::npos);
+}
+
+TEST(Robustness, OneByteASecondClientIsCutOffWhileOthersAreServed) {
+  Options o = test_options();
+  o.request_timeout_s = 2;
+  TestServer server(o);
+  Raw slow(server.port());
+  const std::string req = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  std::atomic<bool> cut{false};
+  std::thread trickle([&] {
+    for (size_t i = 0; i < req.size() && !cut; ++i) {
+      slow.send(std::string(1, req[i]));
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  });
+  // Meanwhile everyone else is served.
+  HttpClient other(server.port());
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(other.request("GET", "/healthz").status, 200u);
+  // The slow one is closed at its request timeout, long before it finishes its request.
+  auto got = slow.until_closed(std::chrono::seconds(6));
+  cut = true;
+  trickle.join();
+  ASSERT_TRUE(got) << "the slow client was never cut off";
+  EXPECT_EQ(got->find("200 OK"), std::string::npos);
+}
+
+TEST(Robustness, IdleKeepAliveConnectionIsClosed) {
+  Options o = test_options();
+  o.idle_timeout_s = 1;
+  TestServer server(o);
+  Raw idle(server.port());
+  idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto got = idle.until_closed(std::chrono::seconds(4));
+  ASSERT_TRUE(got) << "an idle keep-alive connection was kept open";
+  EXPECT_EQ(got->substr(0, 12), "HTTP/1.1 200");
+}
+
+TEST(Robustness, ConnectionsBeyondTheCapGet503) {
+  Options o = test_options();
+  o.max_connections = 3;
+  TestServer server(o);
+  std::vector<std::unique_ptr<HttpClient>> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(std::make_unique<HttpClient>(server.port()));
+    ASSERT_EQ(held.back()->request("GET", "/healthz").status, 200u);
+  }
+  Raw extra(server.port());
+  auto got = extra.until_closed(std::chrono::seconds(3));
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->substr(0, 12), "HTTP/1.1 503");
+  EXPECT_NE(got->find("Retry-After:"), std::string::npos);
+  held.pop_back();  // one leaves: a new connection is served again
+  EXPECT_TRUE(eventually([&] {
+    try {
+      HttpClient again(server.port());
+      return again.request("GET", "/healthz").status == 200u;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }));
+}
+
+}  // namespace
+}  // namespace anteroom::testing

@@ -1,0 +1,25 @@
+#include "server/wait_page.h"
+
+#include <gtest/gtest.h>
+
+namespace anteroom {
+namespace {
+
+TEST(WaitPage, QueryParamDecodes) {
+  EXPECT_EQ(query_param("a=1&return=%2Fx%3Fy%3D2&b=3", "return"), "/x?y=2");
+  EXPECT_EQ(query_param("return=a+b", "return"), "a b");
+  EXPECT_EQ(query_param("x=1", "return"), std::nullopt);
+  EXPECT_EQ(query_param("return=%2", "return"), std::nullopt);
+  EXPECT_EQ(query_param("return=%zz", "return"), std::nullopt);
+}
+
+TEST(WaitPage, ReturnUrlStaysOnThisSite) {
+  EXPECT_EQ(safe_return_url("/shop/1?x=2"), "/shop/1?x=2");
+  for (const char* evil : {"https://evil.example/", "//evil.example", "/\\evil.example", "javascript:alert(1)",
+                           "", "shop", "/a\r\nSet-Cookie: x"}) {
+    EXPECT_EQ(safe_return_url(evil), "/") << evil;
+  }
+}
+
+}  // namespace
+}  // namespace anteroom
