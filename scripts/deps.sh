@@ -8,6 +8,7 @@ ANTEROOM_PACKAGES=(
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libconcurrentqueue-dev libbenchmark-dev googletest libgtest-dev libssl-dev
   clang-format clang-tidy
+  nginx-light curl python3 chromium nodejs npm
 )
 
 anteroom_install_deps() {

@@ -244,7 +244,7 @@ ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string
       return with(error_response(400, "invalid_room_name", "room names are 1-64 characters of A-Z a-z 0-9 _ -"),
                   Route::kWaitPage);
     }
-    return with(wait_page(parts[1], query, req.accept_language), Route::kWaitPage);
+    return with(wait_page(parts[1], query, req.accept_language, req.return_header), Route::kWaitPage);
   }
   if (parts.size() == 3 && parts[0] == "v1" && parts[1] == "gate") {
     if (!get) return method_not_allowed("GET", Route::kGate);

@@ -26,6 +26,8 @@ struct ApiRequest {
   std::string_view authorization;
   std::string_view cookie;
   std::string_view accept_language;
+  std::string_view return_header;  // X-Anteroom-Return: where the waiting page goes back to
+                                   // when there is no ?return= (set by nginx, see deploy/)
   std::string_view body;
 };
 

@@ -59,10 +59,17 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     a.authorization = header(http::field::authorization);
     a.cookie = header(http::field::cookie);
     a.accept_language = header(http::field::accept_language);
+    a.return_header = header_named("X-Anteroom-Return");
     a.body = req.body();
     ApiResponse r = ctx_.api.handle(a);
     if (r.upgrade != ApiResponse::Upgrade::kNone) return upgrade(std::move(r));
     write(std::move(r), req.keep_alive(), req.method() == http::verb::head);
+  }
+
+  std::string_view header_named(std::string_view name) const {
+    const auto& req = parser_->get();
+    auto it = req.find(name);
+    return it == req.end() ? std::string_view{} : std::string_view(it->value());
   }
 
   std::string_view header(http::field f) const {

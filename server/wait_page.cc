@@ -186,9 +186,10 @@ std::string safe_return_url(std::string_view url) {
   return std::string(url);
 }
 
-ApiResponse wait_page(std::string_view room, std::string_view query, std::string_view accept_language) {
+ApiResponse wait_page(std::string_view room, std::string_view query, std::string_view accept_language,
+                      std::string_view return_header) {
   const bool ko = prefers_korean(accept_language);
-  std::string ret = safe_return_url(query_param(query, "return").value_or("/"));
+  std::string ret = safe_return_url(query_param(query, "return").value_or(std::string(return_header)));
   // As a JS string literal inside <script>: JSON, with '<' escaped so no "</script>".
   std::string ret_js = boost::json::serialize(boost::json::value(ret));
   replace_all(ret_js, "<", "\\u003c");

@@ -239,6 +239,10 @@ TEST_F(HttpApi, WaitPageSpeaksKoreanOrEnglishAndNeverRedirectsOffSite) {
     Reply r = client_->request("GET", std::string("/wait/r?return=") + evil);
     EXPECT_NE(r.body.find(R"(RETURN_TO = "/")"), std::string::npos) << evil;
   }
+  Reply in_place = client_->request("GET", "/wait/r", "", {{"X-Anteroom-Return", "/tickets?show=7&seat=2"}});
+  EXPECT_NE(in_place.body.find(R"(RETURN_TO = "/tickets?show=7&seat=2")"), std::string::npos);
+  Reply evil_header = client_->request("GET", "/wait/r", "", {{"X-Anteroom-Return", "//evil.example"}});
+  EXPECT_NE(evil_header.body.find(R"(RETURN_TO = "/")"), std::string::npos);
   Reply script = client_->request("GET", "/wait/r?return=%2F%3C%2Fscript%3E");
   EXPECT_EQ(script.body.find("</script>\""), std::string::npos);
 }

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# End to end through real nginx (Debian nginx-light) with deploy/nginx/anteroom.conf, a
+# tiny origin and anteroom: a visitor without admission gets the waiting page instead of
+# the origin; after admission the cookie lets them through. Everything on 127.0.0.1, stops
+# by itself.
+# usage: tests/nginx/run.sh PATH/TO/anteroom
+set -euo pipefail
+BIN=$1
+HERE=$(cd "$(dirname "$0")" && pwd)
+CONF="$HERE/../../deploy/nginx/anteroom.conf"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; [[ -f $work/error.log ]] && tail -5 "$work/error.log" >&2; exit 1; }
+pass() { echo "PASS: $*"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() {
+  for _ in $(seq 1 200); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  fail "nothing listens on port $1"
+}
+
+A=$(free_port); O=$(free_port); N=$(free_port)
+KEY=nginx-test-key
+
+"$BIN" --listen "127.0.0.1:$A" --data-dir "$work/data" --no-persistence --admin-key "$KEY" \
+  --token-secret nginx-test-secret >"$work/anteroom.out" 2>&1 &
+pids+=($!)
+mkdir -p "$work/origin/shop"
+echo "ORIGIN OK" >"$work/origin/shop/index.html"
+python3 -m http.server "$O" --bind 127.0.0.1 --directory "$work/origin" >/dev/null 2>&1 &
+pids+=($!)
+
+sed -e "s/127.0.0.1:8000/127.0.0.1:$N/; s/127.0.0.1:8080/127.0.0.1:$A/; s/127.0.0.1:9000/127.0.0.1:$O/" \
+  "$CONF" >"$work/anteroom.conf"
+cat >"$work/nginx.conf" <<NGINX
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log warn;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path $work/body;
+    proxy_temp_path $work/proxy;
+    fastcgi_temp_path $work/fastcgi;
+    uwsgi_temp_path $work/uwsgi;
+    scgi_temp_path $work/scgi;
+    include $work/anteroom.conf;
+}
+NGINX
+nginx -t -p "$work" -c "$work/nginx.conf" >/dev/null 2>&1 || fail "nginx -t rejects the example config: $(nginx -t -p "$work" -c "$work/nginx.conf" 2>&1)"
+nginx -p "$work" -c "$work/nginx.conf" -g 'daemon off;' &
+pids+=($!)
+wait_port "$A"; wait_port "$O"; wait_port "$N"
+
+curl -sf -X PUT -H "Authorization: Bearer $KEY" "http://127.0.0.1:$A/v1/rooms/demo" \
+  -d '{"capacity":5,"admission":"manual"}' >/dev/null || fail "cannot create the room"
+
+page=$(curl -s -i "http://127.0.0.1:$N/shop/?from=ad&x=1")
+grep -q "^HTTP/1.1 200" <<<"$page" || fail "no waiting page: $(head -1 <<<"$page")"
+grep -q 'id="position"' <<<"$page" || fail "the answer is not the waiting page"
+grep -q "ORIGIN OK" <<<"$page" && fail "the origin was reached without admission"
+grep -q 'RETURN_TO = "/shop/?from=ad&x=1"' <<<"$page" || fail "the page does not know where to return"
+pass "a visitor without admission gets the waiting page, not the origin"
+
+join=$(curl -s -X POST "http://127.0.0.1:$N/v1/rooms/demo/tickets" -d '{"user":"visitor-1"}')
+ticket=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["ticket"])' <<<"$join")
+[[ $(python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' <<<"$join") == WAITING ]] ||
+  fail "expected WAITING: $join"
+pass "the visitor joined the line through nginx"
+
+curl -sf -X POST -H "Authorization: Bearer $KEY" "http://127.0.0.1:$A/v1/rooms/demo/admit" \
+  -d '{"count":1}' >/dev/null || fail "admit failed"
+status=$(curl -s "http://127.0.0.1:$N/v1/rooms/demo/tickets/$ticket")
+token=$(python3 -c 'import json,sys; print(json.load(sys.stdin).get("token",""))' <<<"$status")
+[[ -n $token ]] || fail "no token after admission: $status"
+pass "admitted: the status carries a token"
+
+through=$(curl -s -i -H "Cookie: anteroom_demo=$token" "http://127.0.0.1:$N/shop/?from=ad&x=1")
+grep -q "^HTTP/1.0 200\|^HTTP/1.1 200" <<<"$through" || fail "admitted visitor refused: $(head -1 <<<"$through")"
+grep -q "ORIGIN OK" <<<"$through" || fail "admitted visitor did not reach the origin"
+pass "with the cookie the visitor reaches the origin"
+
+again=$(curl -s -H "Cookie: anteroom_demo=forged.token.here" "http://127.0.0.1:$N/shop/")
+grep -q "ORIGIN OK" <<<"$again" && fail "a forged cookie reached the origin"
+pass "a forged cookie gets the waiting page"
+
+curl -s -X DELETE "http://127.0.0.1:$N/v1/rooms/demo/tickets/$ticket" >/dev/null
+gone=$(curl -s -H "Cookie: anteroom_demo=$token" "http://127.0.0.1:$N/shop/")
+grep -q "ORIGIN OK" <<<"$gone" && fail "the cookie of a ticket that left still opens the origin"
+pass "after leaving, the old cookie no longer opens the origin"
+echo "nginx: 6 passed, 0 failed"

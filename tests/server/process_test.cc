@@ -1,0 +1,114 @@
+// The anteroom executable itself: --help documents every flag, --listen with port 0 prints
+// the bound port first, secrets are created once (mode 0600) and kept, and SIGTERM shuts
+// down gracefully with exit status 0.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "tests/server/harness.h"
+
+namespace anteroom::testing {
+namespace {
+
+struct Child {
+  pid_t pid = -1;
+  FILE* out = nullptr;
+};
+
+Child spawn(const std::vector<std::string>& args) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  Child c;
+  c.pid = fork();
+  if (c.pid == 0) {
+    dup2(fds[1], 1);
+    close(fds[0]);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  c.out = fdopen(fds[0], "r");
+  return c;
+}
+
+std::string line(FILE* f) {
+  char buf[512];
+  return fgets(buf, sizeof buf, f) != nullptr ? std::string(buf) : std::string();
+}
+
+int wait_exit(pid_t pid, std::chrono::seconds timeout) {
+  int status = 0;
+  bool exited = eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, timeout);
+  if (!exited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+}
+
+TEST(Process, HelpDocumentsEveryFlag) {
+  Child c = spawn({ANTEROOM_BINARY, "--help"});
+  std::string all, l;
+  while (!(l = line(c.out)).empty()) all += l;
+  EXPECT_EQ(wait_exit(c.pid, std::chrono::seconds(5)), 0);
+  for (const char* flag : {"--listen", "--threads", "--data-dir", "--appendfsync", "--no-persistence",
+                           "--admin-key", "--token-secret", "--max-connections", "--header-limit",
+                           "--body-limit", "--idle-timeout", "--request-timeout", "--push-interval",
+                           "--stream-keepalive", "--stream-queue", "--owner-tick", "--demo-room",
+                           "--room-capacity", "--room-admission", "--room-admit-per-second",
+                           "--room-allowed-ttl", "--room-session-ttl", "--room-heartbeat-timeout",
+                           "--room-max-waiting"}) {
+    EXPECT_NE(all.find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST(Process, BadFlagIsAClearErrorWithStatus2) {
+  Child c = spawn({ANTEROOM_BINARY, "--listen", "nonsense"});
+  EXPECT_EQ(wait_exit(c.pid, std::chrono::seconds(5)), 2);
+}
+
+TEST(Process, PortZeroSecretsAndGracefulSigterm) {
+  auto dir = std::filesystem::temp_directory_path() / ("anteroom-proc-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  for (int run = 0; run < 2; ++run) {
+    Child c = spawn({ANTEROOM_BINARY, "--listen", "127.0.0.1:0", "--data-dir", dir.string(),
+                     "--no-persistence", "--demo-room", "demo"});
+    std::smatch m;
+    std::string first = line(c.out);
+    ASSERT_TRUE(std::regex_search(first, m, std::regex("^anteroom listening on http://127\\.0\\.0\\.1:(\\d+)\n$")))
+        << first;
+    uint16_t port = static_cast<uint16_t>(std::stoi(m[1]));
+    std::string key_line = line(c.out);
+    std::ifstream key_file(dir / "admin-key");
+    std::string key;
+    key_file >> key;
+    EXPECT_EQ(key_line, "admin key: " + key + "\n");  // printed, and the same on both runs
+    struct stat st{};
+    ASSERT_EQ(stat((dir / "token-secret").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    {
+      HttpClient client(port);
+      EXPECT_EQ(client.request("GET", "/healthz").status, 200u);
+      EXPECT_EQ(client.request("POST", "/v1/rooms/demo/tickets").status, 201u);
+      EXPECT_EQ(client.request("GET", "/v1/rooms/demo", "", {{"Authorization", "Bearer " + key}}).status, 200u);
+    }
+    kill(c.pid, SIGTERM);
+    EXPECT_EQ(wait_exit(c.pid, std::chrono::seconds(10)), 0);
+    fclose(c.out);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace anteroom::testing
