@@ -20,6 +20,7 @@ h1{font-size:1.3rem;margin:0 0 1rem}
 .bar{height:10px;background:#e3e6ec;border-radius:5px;overflow:hidden;margin:1.2rem 0}
 .bar div{height:100%;width:0;background:#3867d6;transition:width .6s}
 .note{font-size:.9rem;color:#6b7489}
+@media (max-width:30rem){main{margin:6vh .75rem}}
 button{margin-top:1rem;padding:.6rem 1.2rem;border:0;border-radius:8px;background:#3867d6;color:#fff;font-size:1rem}
 </style></head><body><main>
 <h1 id="title"></h1>

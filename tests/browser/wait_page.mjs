@@ -1,0 +1,82 @@
+// A real browser on the waiting page: headless Debian chromium (driven by playwright-core,
+// never a downloaded browser) joins, shows its position, keeps it across a reload, and is
+// sent on with its admission cookie the moment the operator admits it.
+// usage: node tests/browser/wait_page.mjs PATH/TO/anteroom [SCREENSHOT.png]
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { chromium } from "playwright-core";
+
+const [binary, screenshot] = process.argv.slice(2);
+const KEY = "browser-test-key";
+const dataDir = mkdtempSync(join(tmpdir(), "anteroom-browser-"));
+let passed = 0;
+const pass = (what) => { passed++; console.log("PASS: " + what); };
+const fail = (what) => { throw new Error(what); };
+
+const server = spawn(binary, ["--listen", "127.0.0.1:0", "--data-dir", dataDir, "--no-persistence",
+  "--admin-key", KEY, "--token-secret", "browser-test-secret", "--push-interval", "100"],
+  { stdio: ["ignore", "pipe", "inherit"] });
+const firstLine = await new Promise((resolve, reject) => {
+  createInterface({ input: server.stdout }).once("line", resolve);
+  server.once("exit", () => reject(new Error("anteroom exited")));
+  setTimeout(() => reject(new Error("anteroom did not start")), 10000);
+});
+const base = firstLine.match(/^anteroom listening on (http:\/\/[\d.]+:\d+)$/)[1];
+const admin = (method, path, body) => fetch(base + path, {
+  method, headers: { Authorization: "Bearer " + KEY }, body: body && JSON.stringify(body) });
+
+let browser;
+try {
+  await admin("PUT", "/v1/rooms/show", { capacity: 5, admission: "manual" });
+  for (const user of ["early-1", "early-2"]) {
+    await fetch(base + "/v1/rooms/show/tickets", { method: "POST", body: JSON.stringify({ user }) });
+  }
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  const context = await browser.newContext({ locale: "en-US", viewport: { width: 390, height: 844 } });
+  const page = await context.newPage();
+  await page.goto(base + "/wait/show?return=%2Fhealthz");
+  await page.waitForFunction(() => document.getElementById("position").textContent === "3", null, { timeout: 10000 });
+  if ((await page.textContent("#ahead")) !== "2") fail("people ahead is not 2");
+  if (!(await page.textContent("body")).includes("Your place in line")) fail("no English text");
+  pass("the page shows position 3 with 2 people ahead");
+  if (screenshot) await page.screenshot({ path: screenshot });
+
+  await page.reload();
+  await page.waitForFunction(() => document.getElementById("position").textContent === "3", null, { timeout: 10000 });
+  const rooms = await (await admin("GET", "/v1/rooms/show")).json();
+  if (rooms.totals.joined !== 3) fail("a reload made a new ticket: joined = " + rooms.totals.joined);
+  pass("a reload keeps the place");
+
+  await admin("POST", "/v1/rooms/show/admit", { count: 1 });
+  await page.waitForFunction(() => document.getElementById("position").textContent === "2", null, { timeout: 10000 });
+  pass("the position moves when someone ahead is admitted");
+
+  await admin("POST", "/v1/rooms/show/admit", { count: 2 });
+  await page.waitForURL(base + "/healthz", { timeout: 10000 });
+  const cookie = (await context.cookies()).find((c) => c.name === "anteroom_show");
+  if (!cookie) fail("no admission cookie");
+  const gate = await fetch(base + "/v1/gate/show", { headers: { Cookie: "anteroom_show=" + cookie.value } });
+  if (gate.status !== 204) fail("the gate refuses the cookie: " + gate.status);
+  pass("admitted: the page set the cookie and went to the return address");
+
+  const ko = await (await browser.newContext({ locale: "ko-KR" })).newPage();
+  await ko.goto(base + "/wait/show");
+  await ko.waitForFunction(() => document.body.textContent.includes("나의 대기 순번"), null, { timeout: 10000 });
+  pass("a Korean browser gets the Korean page");
+  console.log(`browser: ${passed} passed, 0 failed`);
+} catch (e) {
+  console.error("FAIL: " + e.message);
+  console.log(`browser: ${passed} passed, 1 failed`);
+  process.exitCode = 1;
+} finally {
+  if (browser) await browser.close();
+  server.kill("SIGTERM");
+  rmSync(dataDir, { recursive: true, force: true });
+}
