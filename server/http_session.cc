@@ -1,5 +1,10 @@
-// One keep-alive HTTP connection: read a request (with header and body limits, an idle
-// timeout before its first byte and a read timeout after), answer it through Api, repeat.
+// One keep-alive HTTP connection: read a request (header and body limits; an idle timeout
+// before its first byte, a read timeout after), answer it through Api, repeat.
+//
+// Cheap per request by design: bytes already buffered are parsed without another async
+// read; the response head is written by hand into one reused buffer; timeouts are a
+// deadline variable checked by one watchdog timer per connection, so moving the deadline
+// costs an assignment, not a timer cancel and re-arm.
 #include <chrono>
 #include <optional>
 
@@ -8,47 +13,83 @@
 namespace anteroom {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot)
-      : stream_(std::move(socket)), ctx_(ctx), slot_(std::move(slot)) {}
+      : socket_(std::move(socket)), ctx_(ctx), slot_(std::move(slot)), watchdog_(socket_.get_executor()) {}
 
   void run() {
-    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&HttpSession::do_read, shared_from_this()));
+    set_deadline(std::chrono::seconds(ctx_.options.idle_timeout_s));
+    do_read();
   }
 
  private:
+  // Moving the deadline later is an assignment (the watchdog re-checks when it fires);
+  // moving it earlier re-arms the watchdog.
+  void set_deadline(std::chrono::seconds from_now) {
+    deadline_ = Clock::now() + from_now;
+    if (deadline_ < armed_at_) arm_watchdog();
+  }
+
+  // Closes the socket once the deadline has passed; re-arms itself while the session lives.
+  void arm_watchdog() {
+    armed_at_ = deadline_;
+    watchdog_.expires_at(deadline_);
+    watchdog_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->done_) return;
+      if (Clock::now() >= self->deadline_) return self->close();
+      self->arm_watchdog();
+    });
+  }
+
   void do_read() {
     parser_.emplace();
     parser_->header_limit(ctx_.options.header_limit);
     parser_->body_limit(ctx_.options.body_limit);
-    if (buffer_.size() != 0) return do_read_request();  // pipelined bytes already here
-    // Idle: wait for the first byte of the next request.
-    stream_.expires_after(std::chrono::seconds(ctx_.options.idle_timeout_s));
-    stream_.async_read_some(buffer_.prepare(4096),
-                            beast::bind_front_handler(&HttpSession::on_first_bytes, shared_from_this()));
+    parser_->eager(true);
+    if (buffer_.size() != 0) return on_bytes();  // pipelined bytes already here
+    set_deadline(std::chrono::seconds(ctx_.options.idle_timeout_s));
+    socket_.async_read_some(buffer_.prepare(4096), beast::bind_front_handler(&HttpSession::on_first_bytes, shared_from_this()));
   }
 
   void on_first_bytes(beast::error_code ec, std::size_t n) {
-    if (ec) return close();  // idle timeout, or the client went away
+    if (ec) return close();  // the client went away (or the watchdog closed an idle one)
     buffer_.commit(n);
-    do_read_request();
+    on_bytes();
   }
 
-  void do_read_request() {
-    stream_.expires_after(std::chrono::seconds(ctx_.options.request_timeout_s));
-    http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&HttpSession::on_read, shared_from_this()));
+  // Parses what is buffered; answers if that is a whole request, else reads the rest.
+  void on_bytes() {
+    beast::error_code ec;
+    while (buffer_.size() != 0 && !parser_->is_done()) {
+      size_t used = parser_->put(buffer_.data(), ec);
+      buffer_.consume(used);
+      if (ec == http::error::need_more) {
+        ec = {};
+        break;
+      }
+      if (ec) return on_read(ec, 0);
+    }
+    if (parser_->is_done()) return on_read({}, 0);
+    // Only a request that did not arrive whole gets the (shorter) request deadline: a client
+    // trickling bytes is cut off at --request-timeout from here.
+    set_deadline(std::chrono::seconds(ctx_.options.request_timeout_s));
+    http::async_read(socket_, buffer_, *parser_, beast::bind_front_handler(&HttpSession::on_read, shared_from_this()));
   }
 
   void on_read(beast::error_code ec, std::size_t) {
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout) return close();
+    if (ec == http::error::end_of_stream || ec == net::error::operation_aborted || ec == net::error::eof) {
+      return close();
+    }
     if (ec == http::error::header_limit) {
       return reply_error(431, "header_too_large", "request headers are over the limit");
     }
     if (ec == http::error::body_limit) return reply_error(413, "body_too_large", "request body is over the limit");
+    if (ec == net::error::connection_reset || ec == net::error::bad_descriptor) return close();
     if (ec) return reply_error(400, "bad_request", "the request is not valid HTTP/1.1");
-    started_ = std::chrono::steady_clock::now();
+    started_ = Clock::now();
     const auto& req = parser_->get();
     if (ctx_.stopping.load(std::memory_order_relaxed)) {
       return reply_error(503, "shutting_down", "the server is shutting down");
@@ -63,7 +104,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     a.body = req.body();
     ApiResponse r = ctx_.api.handle(a);
     if (r.upgrade != ApiResponse::Upgrade::kNone) return upgrade(std::move(r));
-    write(std::move(r), req.keep_alive(), req.method() == http::verb::head);
+    write(std::move(r), req.keep_alive(), req.method() == http::verb::head, req.version());
   }
 
   std::string_view header_named(std::string_view name) const {
@@ -71,7 +112,6 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     auto it = req.find(name);
     return it == req.end() ? std::string_view{} : std::string_view(it->value());
   }
-
   std::string_view header(http::field f) const {
     const auto& req = parser_->get();
     auto it = req.find(f);
@@ -80,64 +120,86 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void upgrade(ApiResponse r) {
     ctx_.metrics.request(r.route, 101, elapsed());
-    stream_.expires_never();
+    if (r.upgrade == ApiResponse::Upgrade::kWebSocket && !websocket::is_upgrade(parser_->get())) {
+      return reply_error(400, "websocket_required", "this route speaks WebSocket only");
+    }
+    done_ = true;
+    watchdog_.cancel();
+    beast::tcp_stream stream(std::move(socket_));
     if (r.upgrade == ApiResponse::Upgrade::kWebSocket) {
-      if (!websocket::is_upgrade(parser_->get())) {
-        return reply_error(400, "websocket_required", "this route speaks WebSocket only");
-      }
       slot_.become(ConnKind::kWebSocket);
-      return run_ws_session(std::move(stream_), ctx_, std::move(slot_), parser_->release(), std::move(r.room));
+      return run_ws_session(std::move(stream), ctx_, std::move(slot_), parser_->release(), std::move(r.room));
     }
     slot_.become(ConnKind::kSse);
-    run_sse_session(std::move(stream_), ctx_, std::move(slot_), std::move(r.room), std::move(r.ticket));
+    run_sse_session(std::move(stream), ctx_, std::move(slot_), std::move(r.room), std::move(r.ticket));
   }
 
   void reply_error(unsigned status, const char* code, const char* message) {
-    started_ = std::chrono::steady_clock::now();
-    ApiResponse r = error_response(status, code, message);
+    started_ = Clock::now();
     // After a framing error the rest of the stream cannot be trusted: answer, then close.
-    write(std::move(r), false, false);
+    write(error_response(status, code, message), false, false, 11);
   }
 
-  void write(ApiResponse r, bool keep_alive, bool head) {
+  void write(ApiResponse r, bool keep_alive, bool head, unsigned version) {
     ctx_.metrics.request(r.route, r.status, elapsed());
-    res_.emplace();
-    res_->result(r.status);
-    res_->version(11);
-    res_->set(http::field::server, "anteroom");
-    if (!r.body.empty() || r.status != 204) res_->set(http::field::content_type, r.content_type);
-    for (auto& [k, v] : r.headers) res_->set(k, v);
-    res_->keep_alive(keep_alive && !ctx_.stopping.load(std::memory_order_relaxed));
-    res_->body() = head ? std::string() : std::move(r.body);
-    res_->prepare_payload();
-    stream_.expires_after(std::chrono::seconds(ctx_.options.request_timeout_s));
-    http::async_write(stream_, *res_, beast::bind_front_handler(&HttpSession::on_write, shared_from_this()));
+    keep_alive_ = keep_alive && !ctx_.stopping.load(std::memory_order_relaxed);
+    out_.clear();
+    out_ += "HTTP/1.1 ";
+    out_ += std::to_string(r.status);
+    out_ += ' ';
+    out_ += http::obsolete_reason(http::int_to_status(r.status));
+    out_ += "\r\nServer: anteroom\r\n";
+    if (r.status != 204) {
+      out_ += "Content-Type: ";
+      out_ += r.content_type;
+      out_ += "\r\nContent-Length: ";
+      out_ += std::to_string(r.body.size());
+      out_ += "\r\n";
+    }
+    for (const auto& [k, v] : r.headers) {
+      out_ += k;
+      out_ += ": ";
+      out_ += v;
+      out_ += "\r\n";
+    }
+    if (!keep_alive_) {
+      out_ += "Connection: close\r\n";
+    } else if (version == 10) {
+      out_ += "Connection: keep-alive\r\n";
+    }
+    out_ += "\r\n";
+    if (!head && r.status != 204) out_ += r.body;
+    net::async_write(socket_, net::buffer(out_), beast::bind_front_handler(&HttpSession::on_write, shared_from_this()));
   }
 
   void on_write(beast::error_code ec, std::size_t) {
-    if (ec) return close();
-    if (!res_->keep_alive()) return close();
-    res_.reset();
+    if (ec || !keep_alive_) return close();
     do_read();
   }
 
   void close() {
+    if (done_) return;
+    done_ = true;
+    watchdog_.cancel();
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.close();
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
   }
 
-  double elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  }
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
 
-  beast::tcp_stream stream_;
+  tcp::socket socket_;
   ServerContext& ctx_;
   ConnectionSlot slot_;
+  net::steady_timer watchdog_;
+  Clock::time_point deadline_;
+  Clock::time_point armed_at_ = Clock::time_point::max();  // when the watchdog fires next
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::optional<http::response<http::string_body>> res_;
-  std::chrono::steady_clock::time_point started_;
+  std::string out_;  // the response being written; reused
+  Clock::time_point started_;
+  bool keep_alive_ = true;
+  bool done_ = false;
 };
 
 }  // namespace

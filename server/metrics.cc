@@ -13,16 +13,23 @@ const char* route_name(Route r) {
   return kNames[static_cast<size_t>(r)];
 }
 
+size_t Metrics::my_shard() {
+  static std::atomic<size_t> next{0};
+  thread_local size_t mine = next.fetch_add(1, kRelaxed) % kShards;
+  return mine;
+}
+
 void Metrics::request(Route r, unsigned status, double seconds) {
+  Shard& sh = shards_[my_shard()];
   size_t code = kCodes.size();  // "other"
   for (size_t i = 0; i < kCodes.size(); ++i) {
     if (kCodes[i] == status) code = i;
   }
-  requests_[static_cast<size_t>(r)][code].fetch_add(1, kRelaxed);
+  sh.requests[static_cast<size_t>(r)][code].fetch_add(1, kRelaxed);
   size_t b = 0;
   while (b < kBuckets.size() && seconds > kBuckets[b]) ++b;
-  latency_[b].fetch_add(1, kRelaxed);
-  latency_sum_us_.fetch_add(static_cast<uint64_t>(seconds * 1e6), kRelaxed);
+  sh.latency[b].fetch_add(1, kRelaxed);
+  sh.latency_sum_us.fetch_add(static_cast<uint64_t>(seconds * 1e6), kRelaxed);
 }
 
 void Metrics::event(const Event& e) {
@@ -43,7 +50,8 @@ std::string Metrics::render(const Engine& engine) const {
   out += "# TYPE anteroom_http_requests_total counter\n";
   for (size_t r = 0; r < kRoutes; ++r) {
     for (size_t c = 0; c <= kCodes.size(); ++c) {
-      uint64_t n = requests_[r][c].load(kRelaxed);
+      uint64_t n = 0;
+      for (const Shard& sh : shards_) n += sh.requests[r][c].load(kRelaxed);
       if (n == 0) continue;
       std::string code = c < kCodes.size() ? std::to_string(kCodes[c]) : "other";
       add("anteroom_http_requests_total{route=\"%s\",code=\"%s\"} %llu\n",
@@ -54,7 +62,7 @@ std::string Metrics::render(const Engine& engine) const {
   out += "# TYPE anteroom_http_request_duration_seconds histogram\n";
   uint64_t cumulative = 0;
   for (size_t b = 0; b <= kBuckets.size(); ++b) {
-    cumulative += latency_[b].load(kRelaxed);
+    for (const Shard& sh : shards_) cumulative += sh.latency[b].load(kRelaxed);
     if (b < kBuckets.size()) {
       add("anteroom_http_request_duration_seconds_bucket{le=\"%g\"} %llu\n", kBuckets[b],
           static_cast<unsigned long long>(cumulative));
@@ -63,8 +71,9 @@ std::string Metrics::render(const Engine& engine) const {
           static_cast<unsigned long long>(cumulative));
     }
   }
-  add("anteroom_http_request_duration_seconds_sum %.6f\n",
-      static_cast<double>(latency_sum_us_.load(kRelaxed)) / 1e6);
+  uint64_t sum_us = 0;
+  for (const Shard& sh : shards_) sum_us += sh.latency_sum_us.load(kRelaxed);
+  add("anteroom_http_request_duration_seconds_sum %.6f\n", static_cast<double>(sum_us) / 1e6);
   add("anteroom_http_request_duration_seconds_count %llu\n",
       static_cast<unsigned long long>(cumulative));
 

@@ -43,9 +43,16 @@ class Metrics {
                                                       0.5,    1.0};
   static constexpr size_t kRoutes = static_cast<size_t>(Route::kCount);
 
-  std::array<std::array<std::atomic<uint64_t>, kCodes.size() + 1>, kRoutes> requests_{};
-  std::array<std::atomic<uint64_t>, kBuckets.size() + 1> latency_{};
-  std::atomic<uint64_t> latency_sum_us_{0};
+  // Request counters are kept per thread shard (a thread picks one on first use), so the
+  // threads serving requests do not bounce one cache line between cores; render() sums.
+  static constexpr size_t kShards = 8;
+  struct alignas(64) Shard {
+    std::array<std::array<std::atomic<uint64_t>, kCodes.size() + 1>, kRoutes> requests{};
+    std::array<std::atomic<uint64_t>, kBuckets.size() + 1> latency{};
+    std::atomic<uint64_t> latency_sum_us{0};
+  };
+  static size_t my_shard();
+  std::array<Shard, kShards> shards_{};
   std::atomic<uint64_t> joins_new_{0}, joins_existing_{0};
   std::atomic<uint64_t> admissions_{0};
   std::array<std::atomic<uint64_t>, 6> expiries_{};  // by EndReason

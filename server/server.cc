@@ -21,10 +21,19 @@ struct Server::Impl {
         tokens(std::move(secret)),
         api(*engine, *clock, tokens, metrics, options, std::move(admin_key)),
         ctx{options, api, hub, metrics},
-        ioc(static_cast<int>(thread_count(options))),
-        acceptor(net::make_strand(ioc)),
-        pump_strand(net::make_strand(ioc)),
-        pump_timer(pump_strand) {}
+        contexts(make_contexts(thread_count(options))),
+        acceptor(*contexts[0]),
+        pump_timer(*contexts[0]) {}
+
+  // One io_context per thread, each told it is single-threaded (concurrency hint 1: no
+  // locking in its scheduler, no cross-thread wake-ups). A connection lives on exactly one
+  // of them, so its handlers never run concurrently: that context is its strand.
+  static std::vector<std::unique_ptr<net::io_context>> make_contexts(unsigned n) {
+    std::vector<std::unique_ptr<net::io_context>> v;
+    for (unsigned i = 0; i < n; ++i) v.push_back(std::make_unique<net::io_context>(1));
+    return v;
+  }
+  net::io_context& next_context() { return *contexts[next_context_index++ % contexts.size()]; }
 
   static unsigned thread_count(const Options& o) {
     return o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -36,7 +45,7 @@ struct Server::Impl {
   }
 
   void do_accept() {
-    acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
+    acceptor.async_accept(next_context(), [this](beast::error_code ec, tcp::socket s) {
       if (ec) {
         if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
         // Out of descriptors or similar: keep accepting rather than die.
@@ -84,10 +93,10 @@ struct Server::Impl {
   PushHub hub;
   Api api;
   ServerContext ctx;
-  net::io_context ioc;
+  std::vector<std::unique_ptr<net::io_context>> contexts;
+  size_t next_context_index = 0;  // the acceptor's handler only (one thread)
   tcp::acceptor acceptor;
-  net::strand<net::io_context::executor_type> pump_strand;
-  net::steady_timer pump_timer;
+  net::steady_timer pump_timer;  // on contexts[0], like the acceptor
   std::vector<Event> events;
   std::chrono::steady_clock::time_point next_flush{};
   std::vector<std::thread> threads;
@@ -119,9 +128,13 @@ Result<uint16_t> Server::start() {
   if (ec) return Status(Code::kUnavailable, "cannot listen on " + m.options.listen + ": " + ec.message());
   uint16_t port = m.acceptor.local_endpoint().port();
   m.do_accept();
-  net::dispatch(m.pump_strand, [&m] { m.pump(); });
-  unsigned n = Impl::thread_count(m.options);
-  for (unsigned i = 0; i < n; ++i) m.threads.emplace_back([&m] { m.ioc.run(); });
+  net::dispatch(m.pump_timer.get_executor(), [&m] { m.pump(); });
+  for (auto& c : m.contexts) {
+    m.threads.emplace_back([ioc = c.get()] {
+      auto guard = net::make_work_guard(*ioc);  // keep running while idle
+      ioc->run();
+    });
+  }
   m.started = true;
   return port;
 }
@@ -146,7 +159,7 @@ void Server::stop(int grace_ms) {
   while (m.ctx.connections.load(std::memory_order_relaxed) > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  m.ioc.stop();
+  for (auto& c : m.contexts) c->stop();
   for (auto& t : m.threads) t.join();
   m.threads.clear();
   {
