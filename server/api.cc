@@ -53,7 +53,8 @@ unsigned poll_after_ms(const TicketView& v) {
 }
 
 ApiResponse method_not_allowed(const char* allow, Route r) {
-  ApiResponse res = error_response(405, "method_not_allowed", "this path takes only " + std::string(allow));
+  ApiResponse res =
+      error_response(405, "method_not_allowed", "this path takes only " + std::string(allow));
   res.headers.emplace_back("Allow", allow);
   res.route = r;
   return res;
@@ -78,11 +79,18 @@ ApiResponse engine_error(const Status& st) {
   unsigned status = 400;
   switch (st.code()) {
     case Code::kRoomNotFound:
-    case Code::kTicketNotFound: status = 404; break;
+    case Code::kTicketNotFound:
+      status = 404;
+      break;
     case Code::kRoomFull:
-    case Code::kUnavailable: status = 503; break;
-    case Code::kWrongState: status = 409; break;
-    default: status = 400;
+    case Code::kUnavailable:
+      status = 503;
+      break;
+    case Code::kWrongState:
+      status = 409;
+      break;
+    default:
+      status = 400;
   }
   return error_response(status, code_name(st.code()), st.message());
 }
@@ -132,7 +140,8 @@ std::string Api::status_json(std::string_view room, const TicketView& v) const {
   out += R"(","status":")";
   out += state_name(v.state);
   std::snprintf(buf, sizeof buf, R"(","position":%llu,"waiting":%llu,"active":%llu,"capacity":%u,)",
-                static_cast<unsigned long long>(v.position), static_cast<unsigned long long>(v.waiting),
+                static_cast<unsigned long long>(v.position),
+                static_cast<unsigned long long>(v.waiting),
                 static_cast<unsigned long long>(v.active), v.capacity);
   out += buf;
   if (v.eta_seconds) {
@@ -179,15 +188,19 @@ ApiResponse Api::join_route(std::string_view room, std::string_view body) const 
     boost::system::error_code ec;
     json::value v = json::parse(body, ec);
     if (ec) return error_response(400, "invalid_json", "the body is not valid JSON");
-    if (!v.is_object()) return error_response(400, "invalid_field", "the body must be a JSON object");
+    if (!v.is_object())
+      return error_response(400, "invalid_field", "the body must be a JSON object");
     for (const auto& kv : v.as_object()) {
       if (kv.key() != "user") {
-        return error_response(400, "invalid_field", "unknown field '" + std::string(kv.key()) + "'");
+        return error_response(400, "invalid_field",
+                              "unknown field '" + std::string(kv.key()) + "'");
       }
-      if (!kv.value().is_string()) return error_response(400, "invalid_field", "user must be a string");
+      if (!kv.value().is_string())
+        return error_response(400, "invalid_field", "user must be a string");
       user = std::string(kv.value().as_string());
       if (!valid_user(user)) {
-        return error_response(400, "invalid_field", "user must be 1-128 bytes with no control characters");
+        return error_response(400, "invalid_field",
+                              "user must be 1-128 bytes with no control characters");
       }
     }
   }
@@ -241,10 +254,12 @@ ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string
   if (parts.size() == 2 && parts[0] == "wait") {
     if (!get) return method_not_allowed("GET", Route::kWaitPage);
     if (!valid_room_name(parts[1])) {
-      return with(error_response(400, "invalid_room_name", "room names are 1-64 characters of A-Z a-z 0-9 _ -"),
+      return with(error_response(400, "invalid_room_name",
+                                 "room names are 1-64 characters of A-Z a-z 0-9 _ -"),
                   Route::kWaitPage);
     }
-    return with(wait_page(parts[1], query, req.accept_language, req.return_header), Route::kWaitPage);
+    return with(wait_page(parts[1], query, req.accept_language, req.return_header),
+                Route::kWaitPage);
   }
   if (parts.size() == 3 && parts[0] == "v1" && parts[1] == "gate") {
     if (!get) return method_not_allowed("GET", Route::kGate);

@@ -9,13 +9,15 @@ namespace json = boost::json;
 namespace {
 
 ApiResponse not_allowed(const char* allow, Route r) {
-  ApiResponse res = error_response(405, "method_not_allowed", std::string("this path takes only ") + allow);
+  ApiResponse res =
+      error_response(405, "method_not_allowed", std::string("this path takes only ") + allow);
   res.headers.emplace_back("Allow", allow);
   res.route = r;
   return res;
 }
 
-std::optional<json::object> parse_object(std::string_view body, ApiResponse* err, bool allow_empty) {
+std::optional<json::object> parse_object(std::string_view body, ApiResponse* err,
+                                         bool allow_empty) {
   if (allow_empty && body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return json::object{};
   }
@@ -63,15 +65,18 @@ json::object room_json(const RoomInfo& r) {
 }
 
 // Reads an unsigned integer field into *out; false (with *err set) if present and not one.
-bool read_uint(const json::object& o, const char* key, uint64_t max, uint64_t* out, ApiResponse* err) {
+bool read_uint(const json::object& o, const char* key, uint64_t max, uint64_t* out,
+               ApiResponse* err) {
   const json::value* v = o.if_contains(key);
   if (v == nullptr) return true;
   int64_t n = -1;
   if (v->is_int64()) n = v->as_int64();
-  if (v->is_uint64() && v->as_uint64() <= static_cast<uint64_t>(INT64_MAX)) n = static_cast<int64_t>(v->as_uint64());
+  if (v->is_uint64() && v->as_uint64() <= static_cast<uint64_t>(INT64_MAX))
+    n = static_cast<int64_t>(v->as_uint64());
   if (n < 0 || static_cast<uint64_t>(n) > max) {
-    *err = error_response(400, "invalid_field",
-                          std::string(key) + " must be an integer from 0 to " + std::to_string(max));
+    *err =
+        error_response(400, "invalid_field",
+                       std::string(key) + " must be an integer from 0 to " + std::to_string(max));
     return false;
   }
   *out = static_cast<uint64_t>(n);
@@ -84,8 +89,13 @@ ApiResponse Api::put_room(std::string_view room, std::string_view body) const {
   ApiResponse err;
   auto o = parse_object(body, &err, true);
   if (!o) return err;
-  static const char* kFields[] = {"capacity", "admission", "admit_per_second", "allowed_ttl_seconds",
-                                  "session_ttl_seconds", "heartbeat_timeout_seconds", "max_waiting"};
+  static const char* kFields[] = {"capacity",
+                                  "admission",
+                                  "admit_per_second",
+                                  "allowed_ttl_seconds",
+                                  "session_ttl_seconds",
+                                  "heartbeat_timeout_seconds",
+                                  "max_waiting"};
   for (const auto& kv : *o) {
     if (std::find(std::begin(kFields), std::end(kFields), kv.key()) == std::end(kFields)) {
       return error_response(400, "invalid_field", "unknown field '" + std::string(kv.key()) + "'");
@@ -151,7 +161,8 @@ Result<TicketDetail> Api::use_token(std::string_view room, std::string_view toke
   if (!claims) return Status(Code::kInvalidArgument, token_error_text(why));
   auto d = engine_.activate(room, claims->ticket);
   if (!d.is_ok()) {
-    return Status(Code::kInvalidArgument, "the admission is no longer valid: " + d.status().message());
+    return Status(Code::kInvalidArgument,
+                  "the admission is no longer valid: " + d.status().message());
   }
   return d;
 }
@@ -190,7 +201,8 @@ ApiResponse Api::gate_route(std::string_view room, std::string_view cookie) cons
     }
     i = end;
   }
-  return error_response(401, "no_admission", "no valid admission for room '" + std::string(room) + "'");
+  return error_response(401, "no_admission",
+                        "no valid admission for room '" + std::string(room) + "'");
 }
 
 ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::string_view>& p) const {
@@ -201,7 +213,8 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
   };
   auto admin_only = [&](Route r) -> std::optional<ApiResponse> {
     if (authorized(req.authorization)) return std::nullopt;
-    ApiResponse res = error_response(401, "unauthorized", "this route needs Authorization: Bearer <admin key>");
+    ApiResponse res =
+        error_response(401, "unauthorized", "this route needs Authorization: Bearer <admin key>");
     res.headers.emplace_back("WWW-Authenticate", "Bearer");
     return with(res, r);
   };
@@ -218,7 +231,8 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
   }
   const std::string_view room = p[2];
   if (!valid_room_name(room)) {
-    return with(error_response(400, "invalid_room_name", "room names are 1-64 characters of A-Z a-z 0-9 _ -"),
+    return with(error_response(400, "invalid_room_name",
+                               "room names are 1-64 characters of A-Z a-z 0-9 _ -"),
                 Route::kNotFound);
   }
   if (p.size() == 3) {
@@ -268,7 +282,8 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
   if ((p.size() == 5 || p.size() == 6) && what == "tickets") {
     const std::string_view ticket = p[4];
     if (p.size() == 6) {
-      if (p[5] != "events") return with(error_response(404, "not_found", "no such route"), Route::kNotFound);
+      if (p[5] != "events")
+        return with(error_response(404, "not_found", "no such route"), Route::kNotFound);
       if (m != "GET") return not_allowed("GET", Route::kEvents);
       auto v = engine_.status(room, ticket);
       if (!v.is_ok()) return with(engine_error(v.status()), Route::kEvents);

@@ -18,7 +18,10 @@ using Clock = std::chrono::steady_clock;
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot)
-      : socket_(std::move(socket)), ctx_(ctx), slot_(std::move(slot)), watchdog_(socket_.get_executor()) {}
+      : socket_(std::move(socket)),
+        ctx_(ctx),
+        slot_(std::move(slot)),
+        watchdog_(socket_.get_executor()) {}
 
   void run() {
     set_deadline(std::chrono::seconds(ctx_.options.idle_timeout_s));
@@ -51,7 +54,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     parser_->eager(true);
     if (buffer_.size() != 0) return on_bytes();  // pipelined bytes already here
     set_deadline(std::chrono::seconds(ctx_.options.idle_timeout_s));
-    socket_.async_read_some(buffer_.prepare(4096), beast::bind_front_handler(&HttpSession::on_first_bytes, shared_from_this()));
+    socket_.async_read_some(
+        buffer_.prepare(4096),
+        beast::bind_front_handler(&HttpSession::on_first_bytes, shared_from_this()));
   }
 
   void on_first_bytes(beast::error_code ec, std::size_t n) {
@@ -76,17 +81,20 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     // Only a request that did not arrive whole gets the (shorter) request deadline: a client
     // trickling bytes is cut off at --request-timeout from here.
     set_deadline(std::chrono::seconds(ctx_.options.request_timeout_s));
-    http::async_read(socket_, buffer_, *parser_, beast::bind_front_handler(&HttpSession::on_read, shared_from_this()));
+    http::async_read(socket_, buffer_, *parser_,
+                     beast::bind_front_handler(&HttpSession::on_read, shared_from_this()));
   }
 
   void on_read(beast::error_code ec, std::size_t) {
-    if (ec == http::error::end_of_stream || ec == net::error::operation_aborted || ec == net::error::eof) {
+    if (ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
+        ec == net::error::eof) {
       return close();
     }
     if (ec == http::error::header_limit) {
       return reply_error(431, "header_too_large", "request headers are over the limit");
     }
-    if (ec == http::error::body_limit) return reply_error(413, "body_too_large", "request body is over the limit");
+    if (ec == http::error::body_limit)
+      return reply_error(413, "body_too_large", "request body is over the limit");
     if (ec == net::error::connection_reset || ec == net::error::bad_descriptor) return close();
     if (ec) return reply_error(400, "bad_request", "the request is not valid HTTP/1.1");
     started_ = Clock::now();
@@ -104,7 +112,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     a.body = req.body();
     ApiResponse r = ctx_.api.handle(a);
     if (r.upgrade != ApiResponse::Upgrade::kNone) return upgrade(std::move(r));
-    write(std::move(r), req.keep_alive(), req.method() == http::verb::head, req.version());
+    write(r, req.keep_alive(), req.method() == http::verb::head, req.version());
   }
 
   std::string_view header_named(std::string_view name) const {
@@ -128,10 +136,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     beast::tcp_stream stream(std::move(socket_));
     if (r.upgrade == ApiResponse::Upgrade::kWebSocket) {
       slot_.become(ConnKind::kWebSocket);
-      return run_ws_session(std::move(stream), ctx_, std::move(slot_), parser_->release(), std::move(r.room));
+      return run_ws_session(std::move(stream), ctx_, std::move(slot_), parser_->release(),
+                            std::move(r.room));
     }
     slot_.become(ConnKind::kSse);
-    run_sse_session(std::move(stream), ctx_, std::move(slot_), std::move(r.room), std::move(r.ticket));
+    run_sse_session(std::move(stream), ctx_, std::move(slot_), std::move(r.room),
+                    std::move(r.ticket));
   }
 
   void reply_error(unsigned status, const char* code, const char* message) {
@@ -140,7 +150,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     write(error_response(status, code, message), false, false, 11);
   }
 
-  void write(ApiResponse r, bool keep_alive, bool head, unsigned version) {
+  void write(const ApiResponse& r, bool keep_alive, bool head, unsigned version) {
     ctx_.metrics.request(r.route, r.status, elapsed());
     keep_alive_ = keep_alive && !ctx_.stopping.load(std::memory_order_relaxed);
     out_.clear();
@@ -169,7 +179,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     }
     out_ += "\r\n";
     if (!head && r.status != 204) out_ += r.body;
-    net::async_write(socket_, net::buffer(out_), beast::bind_front_handler(&HttpSession::on_write, shared_from_this()));
+    net::async_write(socket_, net::buffer(out_),
+                     beast::bind_front_handler(&HttpSession::on_write, shared_from_this()));
   }
 
   void on_write(beast::error_code ec, std::size_t) {

@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "anteroom: %s\n", port.status().message().c_str());
     return 1;
   }
-  std::printf("anteroom listening on http://%s:%u\n", o.host().c_str(), static_cast<unsigned>(port.value()));
+  std::printf("anteroom listening on http://%s:%u\n", o.host().c_str(),
+              static_cast<unsigned>(port.value()));
   if (o.admin_key.empty()) std::printf("admin key: %s\n", secrets->admin_key.c_str());
   if (!o.demo_room.empty()) {
     std::printf("demo room: open http://%s:%u/wait/%s in a browser\n", o.host().c_str(),
@@ -55,7 +56,8 @@ int main(int argc, char** argv) {
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
-  std::fprintf(stderr, "anteroom: %s received, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  std::fprintf(stderr, "anteroom: %s received, shutting down\n",
+               sig == SIGINT ? "SIGINT" : "SIGTERM");
   server.stop();
   return 0;
 }

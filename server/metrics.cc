@@ -6,9 +6,9 @@ namespace anteroom {
 
 const char* route_name(Route r) {
   static constexpr const char* kNames[] = {
-      "join",       "status", "leave", "events", "websocket", "wait_page", "put_room",
-      "get_room",   "list_rooms", "delete_room", "admit", "clear", "verify", "gate",
-      "metrics",    "healthz", "readyz", "not_found"};
+      "join",     "status",   "leave",      "events",      "websocket", "wait_page",
+      "put_room", "get_room", "list_rooms", "delete_room", "admit",     "clear",
+      "verify",   "gate",     "metrics",    "healthz",     "readyz",    "not_found"};
   static_assert(std::size(kNames) == static_cast<size_t>(Route::kCount));
   return kNames[static_cast<size_t>(r)];
 }
@@ -77,7 +77,8 @@ std::string Metrics::render(const Engine& engine) const {
   add("anteroom_http_request_duration_seconds_count %llu\n",
       static_cast<unsigned long long>(cumulative));
 
-  out += "# HELP anteroom_joins_total Joins; created=false when a user got their live ticket back.\n";
+  out +=
+      "# HELP anteroom_joins_total Joins; created=false when a user got their live ticket back.\n";
   out += "# TYPE anteroom_joins_total counter\n";
   add("anteroom_joins_total{created=\"true\"} %llu\n",
       static_cast<unsigned long long>(joins_new_.load(kRelaxed)));
@@ -85,7 +86,8 @@ std::string Metrics::render(const Engine& engine) const {
       static_cast<unsigned long long>(joins_existing_.load(kRelaxed)));
   out += "# HELP anteroom_admissions_total Tickets admitted (WAITING to ALLOWED).\n";
   out += "# TYPE anteroom_admissions_total counter\n";
-  add("anteroom_admissions_total %llu\n", static_cast<unsigned long long>(admissions_.load(kRelaxed)));
+  add("anteroom_admissions_total %llu\n",
+      static_cast<unsigned long long>(admissions_.load(kRelaxed)));
   out += "# HELP anteroom_expiries_total Tickets expired, by reason.\n";
   out += "# TYPE anteroom_expiries_total counter\n";
   for (EndReason r : {EndReason::kAllowedUnused, EndReason::kSessionIdle, EndReason::kAbandoned}) {
@@ -99,18 +101,23 @@ std::string Metrics::render(const Engine& engine) const {
     add("anteroom_open_connections{kind=\"%s\"} %lld\n", kinds[k],
         static_cast<long long>(open_[k].load(kRelaxed)));
   }
-  out += "# HELP anteroom_dropped_slow_consumers_total Streams closed because they read too slowly.\n";
+  out +=
+      "# HELP anteroom_dropped_slow_consumers_total Streams closed because they read too slowly.\n";
   out += "# TYPE anteroom_dropped_slow_consumers_total counter\n";
   add("anteroom_dropped_slow_consumers_total %llu\n",
       static_cast<unsigned long long>(dropped_slow_.load(kRelaxed)));
-  out += "# HELP anteroom_refused_connections_total Connections answered 503 at the connection cap.\n";
+  out +=
+      "# HELP anteroom_refused_connections_total Connections answered 503 at the connection cap.\n";
   out += "# TYPE anteroom_refused_connections_total counter\n";
   add("anteroom_refused_connections_total %llu\n",
       static_cast<unsigned long long>(refused_.load(kRelaxed)));
 
-  out += "# HELP anteroom_room_waiting Tickets waiting, per room.\n# TYPE anteroom_room_waiting gauge\n";
-  std::string active = "# HELP anteroom_room_active Tickets ALLOWED or ACTIVE, per room.\n"
-                       "# TYPE anteroom_room_active gauge\n";
+  out +=
+      "# HELP anteroom_room_waiting Tickets waiting, per room.\n# TYPE anteroom_room_waiting "
+      "gauge\n";
+  std::string active =
+      "# HELP anteroom_room_active Tickets ALLOWED or ACTIVE, per room.\n"
+      "# TYPE anteroom_room_active gauge\n";
   for (const RoomInfo& r : engine.rooms()) {
     add("anteroom_room_waiting{room=\"%s\"} %llu\n", r.name.c_str(),
         static_cast<unsigned long long>(r.counters.waiting));

@@ -14,8 +14,25 @@
 namespace anteroom {
 
 enum class Route : uint8_t {
-  kJoin, kStatus, kLeave, kEvents, kWebSocket, kWaitPage, kPutRoom, kGetRoom, kListRooms,
-  kDeleteRoom, kAdmit, kClear, kVerify, kGate, kMetrics, kHealth, kReady, kNotFound, kCount
+  kJoin,
+  kStatus,
+  kLeave,
+  kEvents,
+  kWebSocket,
+  kWaitPage,
+  kPutRoom,
+  kGetRoom,
+  kListRooms,
+  kDeleteRoom,
+  kAdmit,
+  kClear,
+  kVerify,
+  kGate,
+  kMetrics,
+  kHealth,
+  kReady,
+  kNotFound,
+  kCount
 };
 const char* route_name(Route r);
 
@@ -38,9 +55,8 @@ class Metrics {
   static constexpr auto kRelaxed = std::memory_order_relaxed;  // independent counters
   static constexpr std::array<unsigned, 13> kCodes = {200, 201, 204, 400, 401, 403, 404,
                                                       405, 413, 429, 431, 500, 503};
-  static constexpr std::array<double, 12> kBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
-                                                      0.005,  0.01,    0.025,  0.05,  0.1,
-                                                      0.5,    1.0};
+  static constexpr std::array<double, 12> kBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                      0.01,   0.025,   0.05,   0.1,   0.5,    1.0};
   static constexpr size_t kRoutes = static_cast<size_t>(Route::kCount);
 
   // Request counters are kept per thread shard (a thread picks one on first use), so the

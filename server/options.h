@@ -16,7 +16,7 @@ struct Options {
   std::string data_dir = "./data";        // --data-dir: secrets (and, later, the log)
   std::string appendfsync = "everysec";   // --appendfsync always|everysec|no
   bool persistence = true;                // --no-persistence turns it off
-  std::string admin_key;     // --admin-key; empty: read or create DATA_DIR/admin-key
+  std::string admin_key;                  // --admin-key; empty: read or create DATA_DIR/admin-key
   std::string token_secret;  // --token-secret; empty: read or create DATA_DIR/token-secret
 
   unsigned max_connections = 19'000;  // --max-connections; beyond it: 503 and close

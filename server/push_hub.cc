@@ -81,9 +81,9 @@ void PushHub::on_events(const std::vector<Event>& events) {
 
 std::string PushHub::visitor_count(uint64_t active, uint64_t waiting, uint32_t capacity) {
   char buf[128];
-  std::snprintf(buf, sizeof buf, R"({"type":"VISITOR_COUNT","count":%llu,"queueCount":%llu,"maxCount":%u})",
-                static_cast<unsigned long long>(active), static_cast<unsigned long long>(waiting),
-                capacity);
+  std::snprintf(
+      buf, sizeof buf, R"({"type":"VISITOR_COUNT","count":%llu,"queueCount":%llu,"maxCount":%u})",
+      static_cast<unsigned long long>(active), static_cast<unsigned long long>(waiting), capacity);
   return buf;
 }
 
@@ -95,7 +95,8 @@ void PushHub::flush() {
     for (auto& [name, room] : rooms_) {
       std::shared_ptr<const std::string> message;
       if (room.counts_dirty) {
-        message = std::make_shared<const std::string>(visitor_count(room.active, room.waiting, room.capacity));
+        message = std::make_shared<const std::string>(
+            visitor_count(room.active, room.waiting, room.capacity));
       }
       for (auto& [ptr, entry] : room.streams) {
         auto s = entry.stream.lock();

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 namespace anteroom {
 namespace {
@@ -44,7 +45,9 @@ Result<std::string> read_or_create(const std::string& dir, const char* name, boo
   if (v.empty()) return Status(Code::kUnavailable, "no randomness for " + path);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (fd < 0) {
-    return Status(Code::kUnavailable, "cannot create " + path + ": " + std::strerror(errno));
+    return Status(
+        Code::kUnavailable,
+        "cannot create " + path + ": " + std::error_code(errno, std::generic_category()).message());
   }
   std::string line = v + "\n";
   bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
@@ -63,7 +66,8 @@ Result<Secrets> load_secrets(const std::string& data_dir, std::string token_secr
   if (token_secret.empty() || admin_key.empty()) {
     if (::mkdir(data_dir.c_str(), 0700) != 0 && errno != EEXIST) {
       return Status(Code::kUnavailable,
-                    "cannot create data directory " + data_dir + ": " + std::strerror(errno));
+                    "cannot create data directory " + data_dir + ": " +
+                        std::error_code(errno, std::generic_category()).message());
     }
   }
   bool created = false;

@@ -106,9 +106,15 @@ struct Server::Impl {
 };
 
 Server::Server(Options options, std::string admin_key, std::string token_secret)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(admin_key), std::move(token_secret))) {}
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(admin_key),
+                                   std::move(token_secret))) {}
 
-Server::~Server() { stop(0); }
+Server::~Server() {
+  try {
+    stop(0);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): nothing useful to do while destroying
+  }
+}
 
 Engine& Server::engine() { return *impl_->engine; }
 
@@ -119,13 +125,16 @@ Result<uint16_t> Server::start() {
   }
   beast::error_code ec;
   auto addr = net::ip::make_address(m.options.host(), ec);
-  if (ec) return Status(Code::kInvalidArgument, "--listen: '" + m.options.host() + "' is not an IP address");
+  if (ec)
+    return Status(Code::kInvalidArgument,
+                  "--listen: '" + m.options.host() + "' is not an IP address");
   tcp::endpoint ep(addr, m.options.port());
   m.acceptor.open(ep.protocol(), ec);
   if (!ec) m.acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) m.acceptor.bind(ep, ec);
   if (!ec) m.acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) return Status(Code::kUnavailable, "cannot listen on " + m.options.listen + ": " + ec.message());
+  if (ec)
+    return Status(Code::kUnavailable, "cannot listen on " + m.options.listen + ": " + ec.message());
   uint16_t port = m.acceptor.local_endpoint().port();
   m.do_accept();
   net::dispatch(m.pump_timer.get_executor(), [&m] { m.pump(); });
@@ -156,7 +165,8 @@ void Server::stop(int grace_ms) {
   // In-flight requests finish (their responses say Connection: close); idle keep-alive
   // connections end at their idle timeout or when the threads stop below.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
-  while (m.ctx.connections.load(std::memory_order_relaxed) > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (m.ctx.connections.load(std::memory_order_relaxed) > 0 &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   for (auto& c : m.contexts) c->stop();

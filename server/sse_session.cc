@@ -66,10 +66,11 @@ class SseSession : public Stream, public std::enable_shared_from_this<SseSession
 
   // Reads nothing useful; its only job is to notice the client going away.
   void do_wait_for_close() {
-    stream_.async_read_some(net::buffer(sink_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      if (ec) return self->close();
-      self->do_wait_for_close();
-    });
+    stream_.async_read_some(net::buffer(sink_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) return self->close();
+                              self->do_wait_for_close();
+                            });
   }
 
   void send_status(bool always) {
@@ -138,7 +139,8 @@ class SseSession : public Stream, public std::enable_shared_from_this<SseSession
 
 void run_sse_session(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,
                      std::string room, std::string ticket) {
-  std::make_shared<SseSession>(std::move(stream), ctx, std::move(slot), std::move(room), std::move(ticket))
+  std::make_shared<SseSession>(std::move(stream), ctx, std::move(slot), std::move(room),
+                               std::move(ticket))
       ->start();
 }
 

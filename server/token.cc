@@ -15,11 +15,16 @@ constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 
 const char* token_error_text(TokenError e) {
   switch (e) {
-    case TokenError::kMalformed: return "the token is not a well-formed JWT";
-    case TokenError::kBadAlgorithm: return "the token is not signed with HS256";
-    case TokenError::kBadSignature: return "the token's signature does not match";
-    case TokenError::kExpired: return "the token has expired";
-    case TokenError::kWrongRoom: return "the token is for another room";
+    case TokenError::kMalformed:
+      return "the token is not a well-formed JWT";
+    case TokenError::kBadAlgorithm:
+      return "the token is not signed with HS256";
+    case TokenError::kBadSignature:
+      return "the token's signature does not match";
+    case TokenError::kExpired:
+      return "the token has expired";
+    case TokenError::kWrongRoom:
+      return "the token is for another room";
   }
   return "invalid token";
 }

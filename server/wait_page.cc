@@ -124,8 +124,10 @@ join();
 </script></body></html>
 )HTML";
 
-constexpr std::string_view kEnglish = R"({"title":"You are in line","position":"Your place in line","ahead":"People ahead of you","eta":"Estimated wait","progress":"Progress","keep":"Keep this page open: it moves on by itself. Reloading keeps your place.","admitted":"It is your turn. Taking you in…","ended":"Your place in line has ended.","retry":"Join again","joining":"Joining the line…","offline":"Connection lost; retrying…","unknown":"calculating…","seconds":" s","minutes":" min"})";
-constexpr std::string_view kKorean = R"({"title":"대기열에 들어왔습니다","position":"나의 대기 순번","ahead":"내 앞의 대기 인원","eta":"예상 대기 시간","progress":"진행률","keep":"이 페이지를 열어 두세요. 차례가 되면 자동으로 이동합니다. 새로고침해도 순번은 유지됩니다.","admitted":"입장 차례입니다. 이동 중…","ended":"대기 순번이 만료되었습니다.","retry":"다시 줄 서기","joining":"대기열에 들어가는 중…","offline":"연결이 끊겼습니다. 다시 시도 중…","unknown":"계산 중…","seconds":"초","minutes":"분"})";
+constexpr std::string_view kEnglish =
+    R"({"title":"You are in line","position":"Your place in line","ahead":"People ahead of you","eta":"Estimated wait","progress":"Progress","keep":"Keep this page open: it moves on by itself. Reloading keeps your place.","admitted":"It is your turn. Taking you in…","ended":"Your place in line has ended.","retry":"Join again","joining":"Joining the line…","offline":"Connection lost; retrying…","unknown":"calculating…","seconds":" s","minutes":" min"})";
+constexpr std::string_view kKorean =
+    R"({"title":"대기열에 들어왔습니다","position":"나의 대기 순번","ahead":"내 앞의 대기 인원","eta":"예상 대기 시간","progress":"진행률","keep":"이 페이지를 열어 두세요. 차례가 되면 자동으로 이동합니다. 새로고침해도 순번은 유지됩니다.","admitted":"입장 차례입니다. 이동 중…","ended":"대기 순번이 만료되었습니다.","retry":"다시 줄 서기","joining":"대기열에 들어가는 중…","offline":"연결이 끊겼습니다. 다시 시도 중…","unknown":"계산 중…","seconds":"초","minutes":"분"})";
 
 bool prefers_korean(std::string_view accept_language) {
   // The first language listed wins; browsers list them in order of preference.
@@ -158,7 +160,8 @@ std::optional<std::string> query_param(std::string_view query, std::string_view 
     size_t eq = pair.find('=');
     if (pair.substr(0, eq) == name) {
       std::string out;
-      std::string_view raw = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+      std::string_view raw =
+          eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
       for (size_t k = 0; k < raw.size(); ++k) {
         if (raw[k] == '+') {
           out += ' ';
@@ -187,10 +190,11 @@ std::string safe_return_url(std::string_view url) {
   return std::string(url);
 }
 
-ApiResponse wait_page(std::string_view room, std::string_view query, std::string_view accept_language,
-                      std::string_view return_header) {
+ApiResponse wait_page(std::string_view room, std::string_view query,
+                      std::string_view accept_language, std::string_view return_header) {
   const bool ko = prefers_korean(accept_language);
-  std::string ret = safe_return_url(query_param(query, "return").value_or(std::string(return_header)));
+  std::string ret =
+      safe_return_url(query_param(query, "return").value_or(std::string(return_header)));
   // As a JS string literal inside <script>: JSON, with '<' escaped so no "</script>".
   std::string ret_js = boost::json::serialize(boost::json::value(ret));
   replace_all(ret_js, "<", "\\u003c");

@@ -11,8 +11,8 @@ namespace anteroom {
 
 // The return address is ?return= if present, else `return_header`; either way only a
 // same-site path is accepted.
-ApiResponse wait_page(std::string_view room, std::string_view query, std::string_view accept_language,
-                      std::string_view return_header = {});
+ApiResponse wait_page(std::string_view room, std::string_view query,
+                      std::string_view accept_language, std::string_view return_header = {});
 
 // The value of `name` in a URL query string, percent-decoded; nullopt if absent or badly
 // encoded.

@@ -21,23 +21,29 @@ constexpr const char* kQueuedText = "대기열에 추가되었습니다. 순서�
 class WsSession : public Stream, public std::enable_shared_from_this<WsSession> {
  public:
   WsSession(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot, std::string room)
-      : ws_(std::move(stream)), ctx_(ctx), slot_(std::move(slot)), timer_(ws_.get_executor()),
+      : ws_(std::move(stream)),
+        ctx_(ctx),
+        slot_(std::move(slot)),
+        timer_(ws_.get_executor()),
         room_(std::move(room)) {}
 
+  // The upgrade request is kept until the handshake completes.
   void start(http::request<http::string_body> req) {
+    req_ = std::move(req);
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws_.set_option(websocket::stream_base::decorator(
         [](websocket::response_type& res) { res.set(http::field::server, "anteroom"); }));
     ws_.read_message_max(ctx_.options.body_limit);
     ws_.text(true);
-    ws_.async_accept(req, beast::bind_front_handler(&WsSession::on_accept, shared_from_this()));
+    ws_.async_accept(req_, beast::bind_front_handler(&WsSession::on_accept, shared_from_this()));
   }
 
   void notify() override {
     net::post(ws_.get_executor(), [self = shared_from_this()] { self->push_ticket(); });
   }
   void send_shared(std::shared_ptr<const std::string> m) override {
-    net::post(ws_.get_executor(), [self = shared_from_this(), m = std::move(m)] { self->enqueue(m); });
+    net::post(ws_.get_executor(),
+              [self = shared_from_this(), m = std::move(m)] { self->enqueue(m); });
   }
   void shutdown() override {
     net::post(ws_.get_executor(), [self = shared_from_this()] {
@@ -66,7 +72,8 @@ class WsSession : public Stream, public std::enable_shared_from_this<WsSession> 
   void arm_timer() {
     auto info = ctx_.api.engine().room_info(room_);
     unsigned hb = info.is_ok() ? info->config.heartbeat_timeout_seconds : 60;
-    timer_.expires_after(std::chrono::seconds(std::max(1u, std::min(ctx_.options.stream_keepalive_s, hb / 3))));
+    timer_.expires_after(
+        std::chrono::seconds(std::max(1u, std::min(ctx_.options.stream_keepalive_s, hb / 3))));
     timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (ec || self->closed_) return;
       if (!self->ticket_.empty()) self->ctx_.api.engine().heartbeat(self->room_, self->ticket_);
@@ -167,7 +174,8 @@ class WsSession : public Stream, public std::enable_shared_from_this<WsSession> 
       o["token"] = ctx_.api.token_for(room_, v);
     } else if (v.state == TicketState::kWaiting) {
       o["type"] = entering ? "QUEUE" : "QUEUE_STATUS";
-      o["message"] = entering ? std::string(kQueuedText) : "현재 대기 순번: " + std::to_string(v.position);
+      o["message"] =
+          entering ? std::string(kQueuedText) : "현재 대기 순번: " + std::to_string(v.position);
       if (!entering) o["allowed"] = false;
       o["position"] = v.position;
       o["visitorCount"] = v.active;
@@ -222,6 +230,7 @@ class WsSession : public Stream, public std::enable_shared_from_this<WsSession> 
   }
 
   websocket::stream<beast::tcp_stream> ws_;
+  http::request<http::string_body> req_;
   ServerContext& ctx_;
   ConnectionSlot slot_;
   net::steady_timer timer_;

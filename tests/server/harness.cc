@@ -29,8 +29,8 @@ HttpClient::HttpClient(uint16_t port) : stream_(ioc_) {
   stream_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
 }
 
-Reply HttpClient::request(const std::string& method, const std::string& target, const std::string& body,
-                          std::map<std::string, std::string> headers) {
+Reply HttpClient::request(const std::string& method, const std::string& target,
+                          const std::string& body, std::map<std::string, std::string> headers) {
   http::request<http::string_body> req(http::string_to_verb(method), target, 11);
   req.set(http::field::host, "127.0.0.1");
   for (auto& [k, v] : headers) req.set(k, v);
@@ -55,7 +55,8 @@ Reply HttpClient::request(const std::string& method, const std::string& target, 
 
 SseClient::SseClient(uint16_t port, const std::string& target) : socket_(ioc_) {
   socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-  std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n";
+  std::string req =
+      "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n";
   net::write(socket_, net::buffer(req));
   // The head: read until the blank line.
   while (pending_.find("\r\n\r\n") == std::string::npos) {
@@ -125,10 +126,12 @@ std::optional<std::string> WsClient::next(std::chrono::milliseconds timeout) {
   return out;
 }
 
-std::optional<std::string> WsClient::next_of(const std::string& type, std::chrono::milliseconds timeout) {
+std::optional<std::string> WsClient::next_of(const std::string& type,
+                                             std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left <= std::chrono::milliseconds(0)) return std::nullopt;
     auto m = next(left);
     if (!m) return std::nullopt;

@@ -99,6 +99,7 @@ class WsClient {
 std::string field(const std::string& json, const std::string& name);
 
 // Polls `done` until it is true or `timeout` passes; returns whether it became true.
-bool eventually(const std::function<bool()>& done, std::chrono::milliseconds timeout = std::chrono::seconds(5));
+bool eventually(const std::function<bool()>& done,
+                std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
 }  // namespace anteroom::testing

@@ -51,13 +51,13 @@ TEST_F(HttpApi, HealthReadinessAndMetrics) {
   }));
   EXPECT_EQ(m.status, 200u);
   EXPECT_NE(m.header("content-type").find("text/plain"), std::string::npos);
-  for (const char* name : {"anteroom_http_requests_total{route=\"join\",code=\"201\"} 1",
-                           "anteroom_joins_total{created=\"true\"} 1", "anteroom_admissions_total 1",
-                           "anteroom_expiries_total{reason=\"abandoned\"} 0",
-                           "anteroom_room_waiting{room=\"m\"} 0", "anteroom_room_active{room=\"m\"} 1",
-                           "anteroom_open_connections{kind=\"http\"} 1",
-                           "anteroom_dropped_slow_consumers_total 0",
-                           "anteroom_http_request_duration_seconds_bucket{le=\"+Inf\"}"}) {
+  for (const char* name :
+       {"anteroom_http_requests_total{route=\"join\",code=\"201\"} 1",
+        "anteroom_joins_total{created=\"true\"} 1", "anteroom_admissions_total 1",
+        "anteroom_expiries_total{reason=\"abandoned\"} 0", "anteroom_room_waiting{room=\"m\"} 0",
+        "anteroom_room_active{room=\"m\"} 1", "anteroom_open_connections{kind=\"http\"} 1",
+        "anteroom_dropped_slow_consumers_total 0",
+        "anteroom_http_request_duration_seconds_bucket{le=\"+Inf\"}"}) {
     EXPECT_NE(m.body.find(name), std::string::npos) << name << "\n" << m.body;
   }
 }
@@ -116,10 +116,13 @@ TEST_F(HttpApi, ErrorsHaveTheirCodesAndChangeNothing) {
   EXPECT_EQ(wrong.header("allow"), "POST");
   expect_error(client_->request("PUT", "/v1/rooms/r/tickets/abc"), 405, "method_not_allowed");
   expect_error(client_->request("POST", "/v1/rooms/r/tickets", "{bad"), 400, "invalid_json");
-  expect_error(client_->request("POST", "/v1/rooms/r/tickets", R"({"user":5})"), 400, "invalid_field");
+  expect_error(client_->request("POST", "/v1/rooms/r/tickets", R"({"user":5})"), 400,
+               "invalid_field");
   expect_error(client_->request("POST", "/v1/rooms/r/tickets", R"([1,2])"), 400, "invalid_field");
-  expect_error(client_->request("POST", "/v1/rooms/r/tickets", R"({"usr":"a"})"), 400, "invalid_field");
-  expect_error(client_->request("POST", "/v1/rooms/r/tickets", R"({"user":""})"), 400, "invalid_field");
+  expect_error(client_->request("POST", "/v1/rooms/r/tickets", R"({"usr":"a"})"), 400,
+               "invalid_field");
+  expect_error(client_->request("POST", "/v1/rooms/r/tickets", R"({"user":""})"), 400,
+               "invalid_field");
   expect_error(client_->request("POST", "/v1/rooms/bad.name/tickets"), 400, "invalid_room_name");
   expect_error(client_->request("POST", "/v1/rooms/" + std::string(65, 'a') + "/tickets"), 400,
                "invalid_room_name");
@@ -129,16 +132,20 @@ TEST_F(HttpApi, ErrorsHaveTheirCodesAndChangeNothing) {
   expect_error(client_->request("DELETE", "/v1/rooms/r/tickets/short"), 404, "ticket_not_found");
   expect_error(client_->admin("PUT", "/v1/rooms/r", R"({"capacity":-1})"), 400, "invalid_field");
   expect_error(client_->admin("PUT", "/v1/rooms/r", R"({"capacity":"ten"})"), 400, "invalid_field");
-  expect_error(client_->admin("PUT", "/v1/rooms/r", R"({"admission":"sometimes"})"), 400, "invalid_field");
-  expect_error(client_->admin("PUT", "/v1/rooms/r", R"({"allowed_ttl_seconds":0})"), 400, "invalid_field");
+  expect_error(client_->admin("PUT", "/v1/rooms/r", R"({"admission":"sometimes"})"), 400,
+               "invalid_field");
+  expect_error(client_->admin("PUT", "/v1/rooms/r", R"({"allowed_ttl_seconds":0})"), 400,
+               "invalid_field");
   expect_error(client_->admin("PUT", "/v1/rooms/r", R"({"colour":"red"})"), 400, "invalid_field");
-  expect_error(client_->admin("POST", "/v1/rooms/r/admit", R"({"count":"1"})"), 400, "invalid_field");
+  expect_error(client_->admin("POST", "/v1/rooms/r/admit", R"({"count":"1"})"), 400,
+               "invalid_field");
   expect_error(client_->admin("POST", "/v1/rooms/r/admit", "{}"), 400, "invalid_field");
   // None of that changed the room.
   Reply info = client_->admin("GET", "/v1/rooms/r");
   EXPECT_EQ(field(info.body, "capacity"), "1");
   EXPECT_EQ(field(info.body, "admission"), "manual");
-  EXPECT_EQ(field(boost::json::serialize(boost::json::parse(info.body).at("totals")), "joined"), "0");
+  EXPECT_EQ(field(boost::json::serialize(boost::json::parse(info.body).at("totals")), "joined"),
+            "0");
 }
 
 TEST_F(HttpApi, OversizedBodyIs413AndOversizedHeaderIs431) {
@@ -156,15 +163,18 @@ TEST_F(HttpApi, OperatorRoutesNeedTheAdminKey) {
   expect_error(client_->request("PUT", "/v1/rooms/r", "{}"), 401, "unauthorized");
   expect_error(client_->request("GET", "/v1/rooms", "", {{"Authorization", "Bearer wrong"}}), 401,
                "unauthorized");
-  expect_error(client_->request("POST", "/v1/rooms/r/admit", R"({"count":1})"), 401, "unauthorized");
+  expect_error(client_->request("POST", "/v1/rooms/r/admit", R"({"count":1})"), 401,
+               "unauthorized");
   expect_error(client_->request("POST", "/v1/rooms/r/clear"), 401, "unauthorized");
-  expect_error(client_->request("POST", "/v1/rooms/r/verify", R"({"token":"x"})"), 401, "unauthorized");
+  expect_error(client_->request("POST", "/v1/rooms/r/verify", R"({"token":"x"})"), 401,
+               "unauthorized");
   expect_error(client_->request("DELETE", "/v1/rooms/r"), 401, "unauthorized");
   EXPECT_EQ(client_->admin("GET", "/v1/rooms/r").status, 404u);  // and nothing was created
 }
 
 TEST_F(HttpApi, RoomsAreCreatedUpdatedListedAndDeleted) {
-  Reply created = room("r", R"({"capacity":3,"admission":"manual","heartbeat_timeout_seconds":30})");
+  Reply created =
+      room("r", R"({"capacity":3,"admission":"manual","heartbeat_timeout_seconds":30})");
   EXPECT_EQ(created.status, 201u);
   EXPECT_EQ(field(created.body, "capacity"), "3");
   EXPECT_EQ(field(created.body, "admission"), "manual");
@@ -185,11 +195,13 @@ TEST_F(HttpApi, RoomsAreCreatedUpdatedListedAndDeleted) {
 TEST_F(HttpApi, AdmitAndClearInAManualRoom) {
   room("r", R"({"capacity":2,"admission":"manual"})");
   std::vector<std::string> t;
-  for (int i = 0; i < 4; ++i) t.push_back(field(client_->request("POST", "/v1/rooms/r/tickets").body, "ticket"));
+  for (int i = 0; i < 4; ++i)
+    t.push_back(field(client_->request("POST", "/v1/rooms/r/tickets").body, "ticket"));
   Reply admitted = client_->admin("POST", "/v1/rooms/r/admit", R"({"count":5})");
   EXPECT_EQ(admitted.status, 200u);
   EXPECT_EQ(field(admitted.body, "admitted"), "2");  // capacity
-  EXPECT_EQ(field(client_->request("GET", "/v1/rooms/r/tickets/" + t[1]).body, "status"), "ALLOWED");
+  EXPECT_EQ(field(client_->request("GET", "/v1/rooms/r/tickets/" + t[1]).body, "status"),
+            "ALLOWED");
   EXPECT_EQ(field(client_->request("GET", "/v1/rooms/r/tickets/" + t[2]).body, "position"), "1");
   Reply cleared = client_->admin("POST", "/v1/rooms/r/clear");
   EXPECT_EQ(field(cleared.body, "cleared"), "2");
@@ -214,7 +226,9 @@ TEST_F(HttpApi, VerifyActivatesAndTheGateLetsTheCookieThrough) {
   EXPECT_EQ(field(v.body, "ticket"), field(j.body, "ticket"));
   EXPECT_EQ(field(v.body, "user"), "user_1");
   EXPECT_EQ(field(v.body, "status"), "ACTIVE");
-  EXPECT_EQ(client_->request("GET", "/v1/gate/r", "", {{"Cookie", "a=b; anteroom_r=" + token}}).status, 204u);
+  EXPECT_EQ(
+      client_->request("GET", "/v1/gate/r", "", {{"Cookie", "a=b; anteroom_r=" + token}}).status,
+      204u);
   expect_error(client_->request("GET", "/v1/gate/r"), 401, "no_admission");
   expect_error(client_->request("GET", "/v1/gate/r", "", {{"Cookie", "anteroom_r=nonsense"}}), 401,
                "no_admission");
@@ -222,26 +236,31 @@ TEST_F(HttpApi, VerifyActivatesAndTheGateLetsTheCookieThrough) {
   client_->request("DELETE", "/v1/rooms/r/tickets/" + field(j.body, "ticket"));
   expect_error(client_->admin("POST", "/v1/rooms/r/verify", R"({"token":")" + token + "\"}"), 401,
                "invalid_token");
-  EXPECT_EQ(client_->request("GET", "/v1/gate/r", "", {{"Cookie", "anteroom_r=" + token}}).status, 401u);
+  EXPECT_EQ(client_->request("GET", "/v1/gate/r", "", {{"Cookie", "anteroom_r=" + token}}).status,
+            401u);
 }
 
 TEST_F(HttpApi, WaitPageSpeaksKoreanOrEnglishAndNeverRedirectsOffSite) {
   room("r", "{}");
-  Reply en = client_->request("GET", "/wait/r?return=%2Fshop%3Fitem%3D1", "", {{"Accept-Language", "en-US,en"}});
+  Reply en = client_->request("GET", "/wait/r?return=%2Fshop%3Fitem%3D1", "",
+                              {{"Accept-Language", "en-US,en"}});
   EXPECT_EQ(en.status, 200u);
   EXPECT_NE(en.header("content-type").find("text/html"), std::string::npos);
   EXPECT_NE(en.body.find("Your place in line"), std::string::npos);
   EXPECT_NE(en.body.find(R"(RETURN_TO = "/shop?item=1")"), std::string::npos);
-  Reply ko = client_->request("GET", "/wait/r", "", {{"Accept-Language", "ko-KR,ko;q=0.9,en;q=0.8"}});
+  Reply ko =
+      client_->request("GET", "/wait/r", "", {{"Accept-Language", "ko-KR,ko;q=0.9,en;q=0.8"}});
   EXPECT_NE(ko.body.find("나의 대기 순번"), std::string::npos);
   for (const char* evil : {"https%3A%2F%2Fevil.example", "%2F%2Fevil.example", "%2F%5Cevil.example",
                            "javascript%3Aalert(1)"}) {
     Reply r = client_->request("GET", std::string("/wait/r?return=") + evil);
     EXPECT_NE(r.body.find(R"(RETURN_TO = "/")"), std::string::npos) << evil;
   }
-  Reply in_place = client_->request("GET", "/wait/r", "", {{"X-Anteroom-Return", "/tickets?show=7&seat=2"}});
+  Reply in_place =
+      client_->request("GET", "/wait/r", "", {{"X-Anteroom-Return", "/tickets?show=7&seat=2"}});
   EXPECT_NE(in_place.body.find(R"(RETURN_TO = "/tickets?show=7&seat=2")"), std::string::npos);
-  Reply evil_header = client_->request("GET", "/wait/r", "", {{"X-Anteroom-Return", "//evil.example"}});
+  Reply evil_header =
+      client_->request("GET", "/wait/r", "", {{"X-Anteroom-Return", "//evil.example"}});
   EXPECT_NE(evil_header.body.find(R"(RETURN_TO = "/")"), std::string::npos);
   Reply script = client_->request("GET", "/wait/r?return=%2F%3C%2Fscript%3E");
   EXPECT_EQ(script.body.find("</script>\""), std::string::npos);

@@ -62,12 +62,29 @@ TEST(Process, HelpDocumentsEveryFlag) {
   std::string all, l;
   while (!(l = line(c.out)).empty()) all += l;
   EXPECT_EQ(wait_exit(c.pid, std::chrono::seconds(5)), 0);
-  for (const char* flag : {"--listen", "--threads", "--data-dir", "--appendfsync", "--no-persistence",
-                           "--admin-key", "--token-secret", "--max-connections", "--header-limit",
-                           "--body-limit", "--idle-timeout", "--request-timeout", "--push-interval",
-                           "--stream-keepalive", "--stream-queue", "--owner-tick", "--demo-room",
-                           "--room-capacity", "--room-admission", "--room-admit-per-second",
-                           "--room-allowed-ttl", "--room-session-ttl", "--room-heartbeat-timeout",
+  for (const char* flag : {"--listen",
+                           "--threads",
+                           "--data-dir",
+                           "--appendfsync",
+                           "--no-persistence",
+                           "--admin-key",
+                           "--token-secret",
+                           "--max-connections",
+                           "--header-limit",
+                           "--body-limit",
+                           "--idle-timeout",
+                           "--request-timeout",
+                           "--push-interval",
+                           "--stream-keepalive",
+                           "--stream-queue",
+                           "--owner-tick",
+                           "--demo-room",
+                           "--room-capacity",
+                           "--room-admission",
+                           "--room-admit-per-second",
+                           "--room-allowed-ttl",
+                           "--room-session-ttl",
+                           "--room-heartbeat-timeout",
                            "--room-max-waiting"}) {
     EXPECT_NE(all.find(flag), std::string::npos) << flag;
   }
@@ -86,7 +103,8 @@ TEST(Process, PortZeroSecretsAndGracefulSigterm) {
                      "--no-persistence", "--demo-room", "demo"});
     std::smatch m;
     std::string first = line(c.out);
-    ASSERT_TRUE(std::regex_search(first, m, std::regex("^anteroom listening on http://127\\.0\\.0\\.1:(\\d+)\n$")))
+    ASSERT_TRUE(std::regex_search(
+        first, m, std::regex("^anteroom listening on http://127\\.0\\.0\\.1:(\\d+)\n$")))
         << first;
     uint16_t port = static_cast<uint16_t>(std::stoi(m[1]));
     std::string key_line = line(c.out);
@@ -94,14 +112,16 @@ TEST(Process, PortZeroSecretsAndGracefulSigterm) {
     std::string key;
     key_file >> key;
     EXPECT_EQ(key_line, "admin key: " + key + "\n");  // printed, and the same on both runs
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(stat((dir / "token-secret").c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
     {
       HttpClient client(port);
       EXPECT_EQ(client.request("GET", "/healthz").status, 200u);
       EXPECT_EQ(client.request("POST", "/v1/rooms/demo/tickets").status, 201u);
-      EXPECT_EQ(client.request("GET", "/v1/rooms/demo", "", {{"Authorization", "Bearer " + key}}).status, 200u);
+      EXPECT_EQ(
+          client.request("GET", "/v1/rooms/demo", "", {{"Authorization", "Bearer " + key}}).status,
+          200u);
     }
     kill(c.pid, SIGTERM);
     EXPECT_EQ(wait_exit(c.pid, std::chrono::seconds(10)), 0);

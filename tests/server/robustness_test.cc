@@ -114,3 +114,42 @@ TEST(Robustness, ConnectionsBeyondTheCapGet503) {
 
 }  // namespace
 }  // namespace anteroom::testing
+
+namespace anteroom::testing {
+namespace {
+
+// A WebSocket client that asks and asks but never reads: its replies back up in the
+// server, and past --stream-queue messages the server drops it instead of growing memory.
+TEST(Robustness, SlowConsumerIsDroppedNotBuffered) {
+  Options o = test_options();
+  o.stream_queue_limit = 16;
+  TestServer server(o);
+  HttpClient c(server.port());
+  c.admin("PUT", "/v1/rooms/r", R"({"capacity":0})");
+  net::io_context ioc;
+  websocket::stream<tcp::socket> ws(ioc);
+  ws.next_layer().open(tcp::v4());
+  ws.next_layer().set_option(net::socket_base::receive_buffer_size(4096));
+  ws.next_layer().connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), server.port()));
+  ws.handshake("127.0.0.1", "/v1/rooms/r/ws");
+  ws.write(net::buffer(std::string(R"({"type":"ENTER","userId":"hoarder"})")));
+  const std::string check = R"({"type":"CHECK_QUEUE_STATUS","userId":"hoarder"})";
+  bool dropped = false;
+  for (int i = 0; i < 20000 && !dropped; ++i) {
+    beast::error_code ec;
+    ws.write(net::buffer(check), ec);
+    if (ec) break;  // the server closed us
+    if (i % 500 == 0) {
+      dropped = c.request("GET", "/metrics").body.find("anteroom_dropped_slow_consumers_total 1") !=
+                std::string::npos;
+    }
+  }
+  EXPECT_TRUE(eventually([&] {
+    return c.request("GET", "/metrics").body.find("anteroom_dropped_slow_consumers_total 1") !=
+           std::string::npos;
+  }));
+  EXPECT_EQ(c.request("GET", "/healthz").status, 200u);  // and everyone else is still served
+}
+
+}  // namespace
+}  // namespace anteroom::testing

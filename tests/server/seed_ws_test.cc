@@ -97,8 +97,9 @@ TEST(SeedWebSocket, MalformedMessagesGetErrorAndTheSocketStaysOpen) {
   HttpClient admin(server.port());
   admin.admin("PUT", "/v1/rooms/blog", R"({"capacity":1})");
   WsClient ws(server.port(), "/v1/rooms/blog/ws");
-  for (const char* bad : {"not json", "[1]", R"({"type":"ENTER"})", R"({"type":"DANCE","userId":"u"})",
-                          R"({"type":5,"userId":"u"})", R"({"type":"LEAVE","userId":"never-entered"})"}) {
+  for (const char* bad :
+       {"not json", "[1]", R"({"type":"ENTER"})", R"({"type":"DANCE","userId":"u"})",
+        R"({"type":5,"userId":"u"})", R"({"type":"LEAVE","userId":"never-entered"})"}) {
     ws.send(bad);
     auto e = ws.next_of("ERROR");
     ASSERT_TRUE(e) << bad;

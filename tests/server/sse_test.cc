@@ -10,7 +10,8 @@ TEST(Sse, StreamGetsPositionChangesThenAllowedWithToken) {
   HttpClient c(server.port());
   c.admin("PUT", "/v1/rooms/r", R"({"capacity":5,"admission":"manual"})");
   std::vector<std::string> t;
-  for (int i = 0; i < 4; ++i) t.push_back(field(c.request("POST", "/v1/rooms/r/tickets").body, "ticket"));
+  for (int i = 0; i < 4; ++i)
+    t.push_back(field(c.request("POST", "/v1/rooms/r/tickets").body, "ticket"));
 
   SseClient sse(server.port(), "/v1/rooms/r/tickets/" + t[3] + "/events");
   ASSERT_EQ(sse.status(), 200u);
@@ -41,7 +42,8 @@ TEST(Sse, UnknownTicketIs404AndEndedTicketEndsAtOnce) {
   TestServer server;
   HttpClient c(server.port());
   c.admin("PUT", "/v1/rooms/r", R"({"capacity":1,"admission":"manual"})");
-  EXPECT_EQ(c.request("GET", "/v1/rooms/r/tickets/AAAAAAAAAAAAAAAAAAAAAAAAAAA/events").status, 404u);
+  EXPECT_EQ(c.request("GET", "/v1/rooms/r/tickets/AAAAAAAAAAAAAAAAAAAAAAAAAAA/events").status,
+            404u);
   std::string t = field(c.request("POST", "/v1/rooms/r/tickets").body, "ticket");
   c.request("DELETE", "/v1/rooms/r/tickets/" + t);
   SseClient sse(server.port(), "/v1/rooms/r/tickets/" + t + "/events");

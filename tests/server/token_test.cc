@@ -46,7 +46,8 @@ TEST(Token, IsAStandardHs256JwtWithTheSpecClaims) {
   std::string input = p[0] + "." + p[1];
   unsigned char md[32];
   unsigned int len = 0;
-  HMAC(EVP_sha256(), "secret", 6, reinterpret_cast<const unsigned char*>(input.data()), input.size(), md, &len);
+  HMAC(EVP_sha256(), "secret", 6, reinterpret_cast<const unsigned char*>(input.data()),
+       input.size(), md, &len);
   EXPECT_EQ(p[2], base64url_encode(std::string(reinterpret_cast<char*>(md), len)));
   EXPECT_TRUE(s.verify(jwt, "r", 1001).has_value());
 }
@@ -77,11 +78,13 @@ TEST(Token, RefusesTamperedWrongKeyWrongRoomExpiredAndAlgNone) {
   EXPECT_FALSE(s.verify(none, "r", now, &why));
   EXPECT_EQ(why, TokenError::kBadAlgorithm);
 
-  for (const char* junk : {"", "a.b", "a.b.c.d", "!!.!!.!!"}) EXPECT_FALSE(s.verify(junk, "r", now)) << junk;
+  for (const char* junk : {"", "a.b", "a.b.c.d", "!!.!!.!!"})
+    EXPECT_FALSE(s.verify(junk, "r", now)) << junk;
 }
 
 TEST(Token, Base64UrlRoundTripsAndRejectsJunk) {
-  for (const std::string& s : std::vector<std::string>{"", "f", "fo", "foo", "foob", std::string("\0\xff\x10", 3)}) {
+  for (const std::string& s :
+       std::vector<std::string>{"", "f", "fo", "foo", "foob", std::string("\0\xff\x10", 3)}) {
     EXPECT_EQ(base64url_decode(base64url_encode(s)), s);
   }
   EXPECT_FALSE(base64url_decode("a"));
@@ -94,7 +97,8 @@ TEST(TokenHttp, BadTokensAre401) {
   HttpClient c(server.port());
   c.admin("PUT", "/v1/rooms/r", R"({"capacity":5})");
   c.admin("PUT", "/v1/rooms/other", R"({"capacity":5})");
-  std::string good = field(c.request("POST", "/v1/rooms/r/tickets", R"({"user":"u"})").body, "token");
+  std::string good =
+      field(c.request("POST", "/v1/rooms/r/tickets", R"({"user":"u"})").body, "token");
   std::string elsewhere = field(c.request("POST", "/v1/rooms/other/tickets").body, "token");
   ASSERT_FALSE(good.empty());
   auto p = parts(good);
@@ -112,7 +116,8 @@ TEST(TokenHttp, BadTokensAre401) {
   for (const std::string& bad : {tampered, wrong_sig, elsewhere, expired, none}) {
     Reply v = c.admin("POST", "/v1/rooms/r/verify", R"({"token":")" + bad + "\"}");
     EXPECT_EQ(v.status, 401u) << bad;
-    EXPECT_EQ(c.request("GET", "/v1/gate/r", "", {{"Cookie", "anteroom_r=" + bad}}).status, 401u) << bad;
+    EXPECT_EQ(c.request("GET", "/v1/gate/r", "", {{"Cookie", "anteroom_r=" + bad}}).status, 401u)
+        << bad;
   }
   EXPECT_EQ(c.admin("POST", "/v1/rooms/r/verify", R"({"token":")" + good + "\"}").status, 200u);
 }
