@@ -8,7 +8,7 @@ ANTEROOM_PACKAGES=(
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libconcurrentqueue-dev libbenchmark-dev googletest libgtest-dev libssl-dev
   clang-format clang-tidy
-  nginx-light curl python3 chromium nodejs npm
+  nginx-light curl python3 chromium
 )
 
 anteroom_install_deps() {
@@ -16,6 +16,10 @@ anteroom_install_deps() {
   for p in "${ANTEROOM_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
+  # Node.js: machines of this kind come with Node 20 and its own npm (not Debian's); Debian's
+  # npm package conflicts with that, so take Debian's only where the commands are missing.
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
   if ((${#missing[@]} == 0)); then return 0; fi
   echo "anteroom: installing ${missing[*]}" >&2
   local sudo=""
