@@ -70,6 +70,14 @@ class Engine {
   // kWrongState for a ticket that is WAITING or has ended.
   virtual Result<TicketDetail> activate(std::string_view room, std::string_view ticket) = 0;
 
+  // Recovery: creates `room` holding exactly these tickets. The room must not exist yet.
+  // `tickets` are in ascending seq order; a sequence number missing from it (a join that
+  // claimed its place but was never recorded) becomes an ended ticket that admission
+  // passes. WAITING and ACTIVE tickets count as seen now (the server was down: nobody
+  // could heartbeat). Ids stay valid only if the engine has the same id_key as before.
+  virtual Status restore_room(std::string_view room, const RoomConfig& config,
+                              const std::vector<RestoredTicket>& tickets) = 0;
+
   // Owner work: admission, expiry, events, for the rooms of one shard.
   virtual unsigned shard_count() const = 0;
   virtual unsigned shard_of(std::string_view room) const = 0;

@@ -95,7 +95,8 @@ bool Reader::next(Record* r) {
     const char* what = type == 0 ? "record of reserved type 0" : "checksum mismatch";
     // The last record, or zeros after it: the last write was torn. Anything else: damage
     // in the middle, which recovery must not silently skip.
-    if (end == data_.size() || zeros_from(end)) return stop(End::kTornTail, std::string(what) + " in the last record" + at);
+    if (end == data_.size() || zeros_from(end))
+      return stop(End::kTornTail, std::string(what) + " in the last record" + at);
     return stop(End::kCorrupt, std::string(what) + at);
   }
   r->type = type;

@@ -85,6 +85,16 @@ struct TicketDetail {
   std::string user;  // empty for anonymous joins
 };
 
+// One ticket as recovery found it: enough to rebuild it exactly (same id, same place).
+struct RestoredTicket {
+  uint64_t seq = 0;               // its place in the join order
+  std::array<uint32_t, 3> tag{};  // the random part of its id
+  std::string user;               // empty for anonymous joins
+  TicketState state = TicketState::kWaiting;
+  EndReason reason = EndReason::kNone;
+  int64_t admitted_at_ms = 0;  // engine clock; ALLOWED/ACTIVE only
+};
+
 struct RoomCounters {
   uint64_t waiting = 0;
   uint64_t active = 0;  // ALLOWED + ACTIVE

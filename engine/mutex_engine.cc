@@ -84,6 +84,48 @@ class MutexEngine final : public Engine {
     return Status::ok();
   }
 
+  Status restore_room(std::string_view name, const RoomConfig& config,
+                      const std::vector<RestoredTicket>& tickets) override {
+    if (!valid_room_name(name)) return {Code::kInvalidArgument, "bad room name"};
+    if (Status st = config.validate(); !st.is_ok()) return st;
+    std::lock_guard lock(mu_);
+    if (rooms_.find(name) != rooms_.end()) return {Code::kInvalidArgument, "room exists already"};
+    MRoom r;
+    r.config = config;
+    r.tokens = config.admit_per_second;
+    r.tokens_at_ms = r.last_sweep_ms = clock_->now_ms();
+    const int64_t now = clock_->now_ms();
+    for (const RestoredTicket& t : tickets) {
+      if (t.seq < r.tickets.size()) return {Code::kInvalidArgument, "tickets out of order"};
+      while (r.tickets.size() < t.seq) {  // never recorded: ended, unfindable
+        Ticket& gap = r.tickets.emplace_back();
+        gap.id = codec_.encode(r.tickets.size() - 1, random_tag());
+        gap.state = TicketState::kLeft;
+      }
+      Ticket& k = r.tickets.emplace_back();
+      k.id = codec_.encode(t.seq, t.tag);
+      k.user = t.user;
+      k.state = t.state;
+      k.reason = t.reason;
+      k.last_seen_ms = now;
+      k.admitted_at_ms = t.admitted_at_ms;
+      r.by_id.emplace(std::string(id_view(k.id)), t.seq);
+      if (!t.user.empty()) r.by_user[t.user] = t.seq;
+      if (holds_slot(t.state)) {
+        r.in_use++;
+        r.holders.push_back(t.seq);
+      }
+    }
+    while (r.cursor < r.tickets.size() && r.tickets[r.cursor].state != TicketState::kWaiting)
+      r.cursor++;
+    for (uint64_t seq = r.cursor; seq < r.tickets.size(); ++seq) {
+      if (r.tickets[seq].state != TicketState::kWaiting) r.holes.push_back(seq);
+    }
+    r.totals.joined_total = r.tickets.size();
+    rooms_.emplace(std::string(name), std::move(r));
+    return Status::ok();
+  }
+
   Result<RoomInfo> room_info(std::string_view name) const override {
     std::lock_guard lock(mu_);
     const MRoom* r = find(name);

@@ -57,6 +57,8 @@ class Room {
 
   // Owner side.
   void set_config(const RoomConfig& config);
+  // Fills a new, empty room with recovered tickets (see Engine::restore_room).
+  Status restore(const std::vector<RestoredTicket>& tickets);
   void on_hole(uint64_t seq);  // a WAITING ticket left
   void on_slot_freed();        // a visitor left while holding a slot
   // Sweeps for expiries (when `sweep_interval_ms` has passed since the last sweep), admits

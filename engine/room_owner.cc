@@ -2,6 +2,7 @@
 // itself; it races only with visitors, through the slot state CAS (see line.h).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "engine/room.h"
@@ -32,6 +33,60 @@ void Room::set_config(const RoomConfig& c) {
   heartbeat_timeout_s_.store(c.heartbeat_timeout_seconds, std::memory_order_relaxed);
   max_waiting_.store(c.max_waiting, std::memory_order_relaxed);
   tokens_ = std::min<double>(tokens_, c.admit_per_second);
+}
+
+Status Room::restore(const std::vector<RestoredTicket>& tickets) {
+  if (line_.claimed() != 0) return {Code::kInvalidArgument, "restore needs an empty room"};
+  const uint32_t now = now_tick();
+  auto publish = [&](uint64_t seq, uint8_t packed, const Tag& tag, const UserNode* user,
+                     uint32_t admitted) {
+    Slot& s = line_.slot_for_publish(seq);
+    std::memcpy(s.tag, tag.data(), sizeof(s.tag));
+    s.user = user;
+    s.last_seen = now;
+    s.admitted_at = admitted;
+    std::atomic_ref<uint8_t>(s.state).store(packed, std::memory_order_release);
+  };
+  uint64_t prev = 0;
+  bool first = true;
+  for (const RestoredTicket& t : tickets) {
+    if (!first && t.seq <= prev)
+      return {Code::kInvalidArgument, "restored tickets must be in ascending seq order"};
+    first = false;
+    prev = t.seq;
+    while (line_.claimed() < t.seq) {  // a join that claimed a place but was never recorded
+      publish(line_.claim(), pack_state(TicketState::kLeft, EndReason::kNone), random_tag(),
+              nullptr, 0);
+    }
+    const uint64_t seq = line_.claim();
+    const UserNode* node = nullptr;
+    if (!t.user.empty()) {
+      bool inserted = false;
+      UserNode* n = users_.find_or_insert(t.user, &inserted);
+      n->restore(seq + 1);  // the latest ticket of the user wins
+      node = n;
+    }
+    uint32_t admitted = 0;
+    if (holds_slot(t.state)) {
+      admitted = static_cast<uint32_t>(std::max<int64_t>(0, (t.admitted_at_ms - epoch_ms_) / 100));
+      holders_.push_back(seq);
+      owner_add(in_use_, 1);
+    }
+    publish(seq, pack_state(t.state, t.reason), t.tag, node, admitted);
+  }
+  // The cursor goes to the first WAITING ticket; everything after it that is not WAITING
+  // is a hole.
+  const uint64_t end = line_.claimed();
+  uint64_t cursor = 0;
+  while (cursor < end && state_of(load_state(*line_.find(cursor))) != TicketState::kWaiting)
+    ++cursor;
+  line_.advance_cursor(cursor);
+  for (uint64_t seq = cursor; seq < end; ++seq) {
+    Slot* s = line_.find(seq);
+    if (state_of(load_state(*s)) != TicketState::kWaiting) line_.add_hole(seq, *s);
+  }
+  positions_moved_ = true;
+  return Status::ok();
 }
 
 void Room::on_hole(uint64_t seq) {

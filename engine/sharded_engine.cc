@@ -78,6 +78,27 @@ class ShardedEngine final : public Engine {
     return Status::ok();
   }
 
+  Status restore_room(std::string_view name, const RoomConfig& config,
+                      const std::vector<RestoredTicket>& tickets) override {
+    if (!valid_room_name(name)) return bad_room_name();
+    if (Status st = config.validate(); !st.is_ok()) return st;
+    std::lock_guard admin(admin_);
+    if (registry_.find(name) != nullptr) {
+      return {Code::kInvalidArgument, "room '" + std::string(name) + "' exists already"};
+    }
+    Shard& shard = *shards_[shard_of(name)];
+    std::lock_guard own(shard.owner);
+    auto room = std::make_unique<Room>(std::string(name), config, codec_, *clock_, epoch_ms_);
+    room->set_shard(shard_of(name));
+    if (Status st = room->restore(tickets); !st.is_ok()) return st;
+    if (!registry_.insert(room.get())) {
+      return {Code::kUnavailable,
+              "the engine holds its maximum of " + std::to_string(options_.max_rooms) + " rooms"};
+    }
+    shard.rooms.push_back(std::move(room));
+    return Status::ok();
+  }
+
   Result<RoomInfo> room_info(std::string_view name) const override {
     const Room* r = registry_.find(name);
     if (r == nullptr) return no_room(name);

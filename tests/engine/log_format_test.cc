@@ -16,7 +16,9 @@
 namespace anteroom::logfmt {
 namespace {
 
-std::string payload_of(int i) { return std::string(static_cast<size_t>(i * 37 % 5000), static_cast<char>('a' + i % 26)); }
+std::string payload_of(int i) {
+  return std::string(static_cast<size_t>(i * 37 % 5000), static_cast<char>('a' + i % 26));
+}
 
 std::string log_of(int n, std::vector<uint64_t>* offsets = nullptr) {
   std::string out;
@@ -82,7 +84,8 @@ TEST(LogFormat, ChecksumMismatchInTheMiddleIsCorruption) {
   EXPECT_EQ(read_all(&reader), 4);
   EXPECT_EQ(reader.end(), Reader::End::kCorrupt);
   EXPECT_EQ(reader.valid_bytes(), offsets[4]);
-  EXPECT_NE(reader.problem().find("offset " + std::to_string(offsets[4])), std::string::npos) << reader.problem();
+  EXPECT_NE(reader.problem().find("offset " + std::to_string(offsets[4])), std::string::npos)
+      << reader.problem();
 }
 
 TEST(LogFormat, ChecksumMismatchInTheLastRecordIsATornTail) {
