@@ -82,7 +82,8 @@ struct JoinResult {
 // A ticket with its user, for the protected service (verify) and tokens.
 struct TicketDetail {
   TicketView ticket;
-  std::string user;  // empty for anonymous joins
+  std::string user;        // empty for anonymous joins
+  bool first_use = false;  // activate() turned ALLOWED into ACTIVE just now
 };
 
 // One ticket as recovery found it: enough to rebuild it exactly (same id, same place).

@@ -262,9 +262,10 @@ class MutexEngine final : public Engine {
       return Status(Code::kWrongState,
                     std::string("the ticket has ended (") + state_name(t.state) + ")");
     }
+    const bool first_use = t.state == TicketState::kAllowed;
     t.state = TicketState::kActive;
     t.last_seen_ms = clock_->now_ms();
-    return TicketDetail{view(*r, it->second), t.user};
+    return TicketDetail{view(*r, it->second), t.user, first_use};
   }
 
   unsigned shard_count() const override { return 1; }

@@ -197,6 +197,7 @@ Result<TicketDetail> Room::activate(std::string_view id) {
   if (s == nullptr) return Status(Code::kTicketNotFound, "no such ticket in this room");
   std::atomic_ref<uint32_t> seen(s->last_seen);
   uint8_t packed = load_state(*s);
+  bool first_use = false;
   for (;;) {
     TicketState st = state_of(packed);
     if (st == TicketState::kWaiting)
@@ -212,10 +213,12 @@ Result<TicketDetail> Room::activate(std::string_view id) {
     const uint8_t active = pack_state(TicketState::kActive, EndReason::kNone);
     if (cas_state(*s, packed, active)) {
       packed = active;
+      first_use = true;
       break;
     }
   }
   TicketDetail d;
+  d.first_use = first_use;
   d.ticket = view_of(seq, *s, packed, id);
   if (s->user != nullptr) d.user = std::string(s->user->name());
   return d;

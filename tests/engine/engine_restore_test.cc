@@ -19,7 +19,8 @@ TEST_P(RestoreTest, RebuiltRoomMatchesTheOriginalAndKeepsOrder) {
   ASSERT_TRUE(before->put_room("r", c).is_ok());
   std::vector<std::string> ids;
   for (int i = 0; i < 12; ++i) {
-    ids.emplace_back(id_view(before->join("r", i % 3 == 0 ? "user_" + std::to_string(i) : "")->ticket.id));
+    ids.emplace_back(
+        id_view(before->join("r", i % 3 == 0 ? "user_" + std::to_string(i) : "")->ticket.id));
   }
   before->admit("r", 2);
   before->activate("r", ids[1]);

@@ -48,8 +48,11 @@ TEST_P(EngineTest, TicketMovesThroughTheFiveStates) {
   EXPECT_EQ(state("r", t), TicketState::kWaiting);
   ASSERT_EQ(engine_->admit("r", 1).value(), 1u);
   EXPECT_EQ(state("r", t), TicketState::kAllowed);
-  ASSERT_TRUE(engine_->activate("r", t).is_ok());
+  auto used = engine_->activate("r", t);
+  ASSERT_TRUE(used.is_ok());
+  EXPECT_TRUE(used->first_use);
   EXPECT_EQ(state("r", t), TicketState::kActive);
+  EXPECT_FALSE(engine_->activate("r", t)->first_use);  // a refresh
   ASSERT_TRUE(engine_->leave("r", t).is_ok());
   EXPECT_EQ(state("r", t), TicketState::kLeft);
   EXPECT_EQ(peek("r", t).reason, EndReason::kLeft);

@@ -107,6 +107,18 @@ TEST(LogFormat, BadLengthAtTheEndIsATornTail) {
   EXPECT_EQ(reader.end(), Reader::End::kTornTail);
 }
 
+TEST(LogFormat, LengthRunningPastTheEndInTheMiddleIsCorruption) {
+  // Damage that makes a middle record claim to run past the end of the file must not pass
+  // for a torn tail: whole records follow it.
+  std::vector<uint64_t> offsets;
+  std::string log = log_of(10, &offsets);
+  uint32_t past = static_cast<uint32_t>(log.size());
+  std::memcpy(&log[offsets[3] + 4], &past, 4);
+  Reader reader(log);
+  EXPECT_EQ(read_all(&reader), 3);
+  EXPECT_EQ(reader.end(), Reader::End::kCorrupt) << reader.problem();
+}
+
 TEST(LogFormat, ImpossibleLengthInTheMiddleIsCorruption) {
   std::vector<uint64_t> offsets;
   std::string log = log_of(10, &offsets);

@@ -1,0 +1,128 @@
+#include "engine/log_writer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <system_error>
+
+namespace anteroom {
+
+Result<LogWriter::Sync> LogWriter::parse_sync(std::string_view name) {
+  if (name == "always") return Sync::kAlways;
+  if (name == "everysec") return Sync::kEverySec;
+  if (name == "no") return Sync::kNo;
+  return Status(Code::kInvalidArgument, "appendfsync must be always, everysec or no");
+}
+
+Result<std::unique_ptr<LogWriter>> LogWriter::open(const std::string& path, Sync sync) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return Status(Code::kUnavailable, "cannot open " + path + ": " + std::error_code(errno, std::generic_category()).message());
+  }
+  struct stat st {};
+  ::fstat(fd, &st);
+  return std::unique_ptr<LogWriter>(new LogWriter(fd, static_cast<uint64_t>(st.st_size), sync));
+}
+
+LogWriter::LogWriter(int fd, uint64_t size, Sync sync)
+    : fd_(fd), sync_(sync), appended_(size), durable_(size), thread_([this] { run(); }) {}
+
+LogWriter::~LogWriter() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  thread_.join();
+  ::close(fd_);
+}
+
+Result<uint64_t> LogWriter::append(std::string_view framed) {
+  uint64_t pos = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (!error_.is_ok()) return error_;
+    pending_.append(framed);
+    appended_ += framed.size();
+    pos = appended_;
+  }
+  work_cv_.notify_one();
+  return pos;
+}
+
+Status LogWriter::wait_durable(uint64_t pos) {
+  std::unique_lock lock(mu_);
+  durable_cv_.wait(lock, [&] { return durable_ >= pos || !error_.is_ok(); });
+  return durable_ >= pos ? Status::ok() : error_;
+}
+
+Status LogWriter::health() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+LogWriter::Stats LogWriter::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+bool LogWriter::write_all(const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void LogWriter::run() {
+  using Clock = std::chrono::steady_clock;
+  auto last_sync = Clock::now();
+  std::unique_lock lock(mu_);
+  for (;;) {
+    // everysec wakes at least once a second to sync what it wrote.
+    work_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stop_ || !pending_.empty(); });
+    if (!error_.is_ok()) {
+      if (stop_) return;
+      continue;
+    }
+    std::string batch;
+    batch.swap(pending_);
+    const uint64_t target = appended_;
+    const bool stopping = stop_;
+    const bool written_unsynced = durable_ < target;
+    lock.unlock();
+    bool ok = batch.empty() || write_all(batch);
+    const bool sync_now = ok && written_unsynced &&
+                          (sync_ == Sync::kAlways || stopping ||
+                           (sync_ == Sync::kEverySec && Clock::now() - last_sync >= std::chrono::seconds(1)));
+    if (sync_now) {
+      ok = ::fdatasync(fd_) == 0;
+      last_sync = Clock::now();
+    }
+    const int err = errno;
+    lock.lock();
+    if (!batch.empty()) {
+      stats_.writes++;
+      stats_.bytes += batch.size();
+    }
+    if (!ok) {
+      error_ = Status(Code::kUnavailable,
+                      "the log could not be written or synced: " + std::error_code(err, std::generic_category()).message());
+    } else if (sync_now) {
+      stats_.syncs++;
+      durable_ = target;
+    } else if (sync_ == Sync::kNo) {
+      durable_ = target;  // as durable as this policy makes anything
+    }
+    durable_cv_.notify_all();
+    if (stopping && pending_.empty()) return;
+  }
+}
+
+}  // namespace anteroom

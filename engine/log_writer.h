@@ -1,0 +1,68 @@
+// Appends framed records to one log file from any number of threads, with Redis's three
+// sync policies:
+//   always    append() callers wait_durable(): a background thread writes everything that
+//             arrived meanwhile with one write(2) and one fdatasync, then wakes them all
+//             (group commit: about one fdatasync per batch, not per record).
+//   everysec  the thread writes as records arrive and syncs at most once a second:
+//             a power cut loses at most about a second.
+//   no        the thread writes; the OS decides when it reaches the disk.
+// A failed write or sync is sticky: health() and every later append report it, so the
+// caller stops acknowledging what it cannot store.
+//
+// Thread safety: every method from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "engine/status.h"
+
+namespace anteroom {
+
+class LogWriter {
+ public:
+  enum class Sync { kAlways, kEverySec, kNo };
+  static Result<Sync> parse_sync(std::string_view name);
+
+  // Opens `path` for appending, creating it if needed.
+  static Result<std::unique_ptr<LogWriter>> open(const std::string& path, Sync sync);
+  ~LogWriter();  // writes and syncs what is queued, then stops
+  LogWriter(const LogWriter&) = delete;
+  LogWriter& operator=(const LogWriter&) = delete;
+
+  // Queues framed records; returns the log position just past them.
+  Result<uint64_t> append(std::string_view framed);
+  // Blocks until the log is on disk up to `pos` (always mode's acknowledgement).
+  Status wait_durable(uint64_t pos);
+  Status health() const;
+  Sync sync() const { return sync_; }
+
+  struct Stats {
+    uint64_t bytes = 0, writes = 0, syncs = 0;
+  };
+  Stats stats() const;
+
+ private:
+  LogWriter(int fd, uint64_t size, Sync sync);
+  void run();
+  bool write_all(const std::string& data);
+
+  const int fd_;
+  const Sync sync_;
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_, durable_cv_;
+  std::string pending_;  // guarded by mu_
+  uint64_t appended_;    // log position after everything queued; guarded by mu_
+  uint64_t durable_;     // on disk up to here; guarded by mu_
+  bool stop_ = false;    // guarded by mu_
+  Status error_;         // sticky; guarded by mu_
+  Stats stats_;          // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace anteroom

@@ -1,0 +1,36 @@
+// The engine with a memory: a ShardedEngine behind a decorator that appends every change
+// to DIR/anteroom.log (docs/log-format.md, engine/log_records.h) and, on open, rebuilds
+// the engine from that log.
+//
+// What is logged: room put and delete; each new ticket (its seq, tag and user: enough to
+// rebuild the same id in the same place); each state change (admitted, activated, left,
+// expired) and each clear. Heartbeats are not logged: after a restart every WAITING and
+// ACTIVE ticket counts as seen at that moment (nobody could heartbeat while the server was
+// down); ALLOWED keeps its wall-clock admission time, so its deadline survives.
+//
+// Acknowledgement: with `always`, join returns only once its record is on disk (group
+// commit), and returns kUnavailable if it cannot be stored; every mode refuses joins
+// (kUnavailable) once a write or sync has failed.
+//
+// Thread safety: as Engine.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/engine.h"
+#include "engine/log_writer.h"
+
+namespace anteroom {
+
+struct PersistenceOptions {
+  std::string dir;
+  LogWriter::Sync sync = LogWriter::Sync::kEverySec;
+};
+
+// Opens (or creates) the log in options.dir and recovers from it. A torn tail is cut off
+// and described in *warnings; damage in the middle is an error naming file and offset.
+Result<std::unique_ptr<Engine>> open_persistent_engine(const PersistenceOptions& options,
+                                                       EngineOptions engine_options, std::string* warnings);
+
+}  // namespace anteroom
