@@ -89,6 +89,8 @@ class Engine {
   // Moves up to `max` pending events into `out`; returns how many. In order per shard.
   virtual size_t poll_events(std::vector<Event>& out, size_t max) = 0;
   virtual EngineStats stats() const = 0;
+  // Whether the engine can still take writes; an engine that stores nothing always can.
+  virtual Status health() const { return Status::ok(); }
 };
 
 std::unique_ptr<Engine> make_sharded_engine(EngineOptions options = {});

@@ -16,7 +16,9 @@ void put_string(std::string* out, std::string_view s) {
   put_varint(out, s.size());
   out->append(s);
 }
-uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+uint64_t zigzag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
 int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
 
 class In {
@@ -73,9 +75,10 @@ void encode(const Any& any, std::string* out) {
     type = 2;
     put_string(&p, r->room);
     const RoomConfig& c = r->config;
-    for (uint64_t v : {uint64_t{c.capacity}, uint64_t{static_cast<uint8_t>(c.admission)}, uint64_t{c.admit_per_second},
-                       uint64_t{c.allowed_ttl_seconds}, uint64_t{c.session_ttl_seconds},
-                       uint64_t{c.heartbeat_timeout_seconds}, c.max_waiting}) {
+    for (uint64_t v :
+         {uint64_t{c.capacity}, uint64_t{static_cast<uint8_t>(c.admission)},
+          uint64_t{c.admit_per_second}, uint64_t{c.allowed_ttl_seconds},
+          uint64_t{c.session_ttl_seconds}, uint64_t{c.heartbeat_timeout_seconds}, c.max_waiting}) {
       put_varint(&p, v);
     }
   } else if (const auto* d = std::get_if<RoomDelete>(&any)) {
@@ -106,21 +109,24 @@ void encode(const Any& any, std::string* out) {
 Result<Any> decode(const logfmt::Record& rec) {
   In in(rec.payload);
   auto bad = [&] {
-    return Status(Code::kInvalidArgument, "record of type " + std::to_string(rec.type) + " at offset " +
-                                              std::to_string(rec.offset) + " does not parse");
+    return Status(Code::kInvalidArgument, "record of type " + std::to_string(rec.type) +
+                                              " at offset " + std::to_string(rec.offset) +
+                                              " does not parse");
   };
   switch (rec.type) {
     case 1: {
       Meta m;
-      if (!in.number(&m.version) || !in.varint(&m.id_key[0]) || !in.varint(&m.id_key[1]) || !in.done()) return bad();
+      if (!in.number(&m.version) || !in.varint(&m.id_key[0]) || !in.varint(&m.id_key[1]) ||
+          !in.done())
+        return bad();
       return Any(m);
     }
     case 2: {
       RoomPut r;
       uint8_t admission = 0;
       RoomConfig& c = r.config;
-      if (!in.string(&r.room) || !in.number(&c.capacity) || !in.number(&admission) || admission > 1 ||
-          !in.number(&c.admit_per_second) || !in.number(&c.allowed_ttl_seconds) ||
+      if (!in.string(&r.room) || !in.number(&c.capacity) || !in.number(&admission) ||
+          admission > 1 || !in.number(&c.admit_per_second) || !in.number(&c.allowed_ttl_seconds) ||
           !in.number(&c.session_ttl_seconds) || !in.number(&c.heartbeat_timeout_seconds) ||
           !in.varint(&c.max_waiting) || !in.done()) {
         return bad();
@@ -135,8 +141,9 @@ Result<Any> decode(const logfmt::Record& rec) {
     }
     case 4: {
       Join j;
-      if (!in.string(&j.room) || !in.varint(&j.seq) || !in.number(&j.tag[0]) || !in.number(&j.tag[1]) ||
-          !in.number(&j.tag[2]) || !in.string(&j.user) || !in.signed_number(&j.wall_ms) || !in.done()) {
+      if (!in.string(&j.room) || !in.varint(&j.seq) || !in.number(&j.tag[0]) ||
+          !in.number(&j.tag[1]) || !in.number(&j.tag[2]) || !in.string(&j.user) ||
+          !in.signed_number(&j.wall_ms) || !in.done()) {
         return bad();
       }
       return Any(j);
@@ -181,7 +188,7 @@ void Recovery::apply(const Any& any) {
     if (room == rooms_.end()) return;
     auto t = room->second.tickets.find(s->seq);
     if (t == room->second.tickets.end()) return;  // its join record was lost: it stays lost
-    if (!is_live(t->second.state)) return;       // ended is final
+    if (!is_live(t->second.state)) return;        // ended is final
     if (s->state == TicketState::kAllowed) t->second.admitted_wall_ms = s->wall_ms;
     t->second.state = s->state;
     t->second.reason = s->reason;
@@ -197,7 +204,8 @@ void Recovery::apply(const Any& any) {
   }
 }
 
-std::vector<RestoredTicket> Recovery::tickets_for_restore(const Room& room, int64_t engine_minus_wall_ms) {
+std::vector<RestoredTicket> Recovery::tickets_for_restore(const Room& room,
+                                                          int64_t engine_minus_wall_ms) {
   std::vector<RestoredTicket> out;
   out.reserve(room.tickets.size());
   for (const auto& [seq, t] : room.tickets) {

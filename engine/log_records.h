@@ -85,7 +85,8 @@ class Recovery {
   uint32_t version() const { return version_; }
   // The room's tickets for Engine::restore_room; wall-clock admission times are turned
   // into the engine's clock with `engine_minus_wall_ms`.
-  static std::vector<RestoredTicket> tickets_for_restore(const Room& room, int64_t engine_minus_wall_ms);
+  static std::vector<RestoredTicket> tickets_for_restore(const Room& room,
+                                                         int64_t engine_minus_wall_ms);
 
  private:
   std::map<std::string, Room> rooms_;

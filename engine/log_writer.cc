@@ -20,7 +20,9 @@ Result<LogWriter::Sync> LogWriter::parse_sync(std::string_view name) {
 Result<std::unique_ptr<LogWriter>> LogWriter::open(const std::string& path, Sync sync) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) {
-    return Status(Code::kUnavailable, "cannot open " + path + ": " + std::error_code(errno, std::generic_category()).message());
+    return Status(
+        Code::kUnavailable,
+        "cannot open " + path + ": " + std::error_code(errno, std::generic_category()).message());
   }
   struct stat st {};
   ::fstat(fd, &st);
@@ -98,9 +100,10 @@ void LogWriter::run() {
     const bool written_unsynced = durable_ < target;
     lock.unlock();
     bool ok = batch.empty() || write_all(batch);
-    const bool sync_now = ok && written_unsynced &&
-                          (sync_ == Sync::kAlways || stopping ||
-                           (sync_ == Sync::kEverySec && Clock::now() - last_sync >= std::chrono::seconds(1)));
+    const bool sync_now =
+        ok && written_unsynced &&
+        (sync_ == Sync::kAlways || stopping ||
+         (sync_ == Sync::kEverySec && Clock::now() - last_sync >= std::chrono::seconds(1)));
     if (sync_now) {
       ok = ::fdatasync(fd_) == 0;
       last_sync = Clock::now();
@@ -112,8 +115,9 @@ void LogWriter::run() {
       stats_.bytes += batch.size();
     }
     if (!ok) {
-      error_ = Status(Code::kUnavailable,
-                      "the log could not be written or synced: " + std::error_code(err, std::generic_category()).message());
+      error_ =
+          Status(Code::kUnavailable, "the log could not be written or synced: " +
+                                         std::error_code(err, std::generic_category()).message());
     } else if (sync_now) {
       stats_.syncs++;
       durable_ = target;

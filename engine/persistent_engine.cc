@@ -18,13 +18,15 @@ namespace anteroom {
 namespace {
 
 int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
 class PersistentEngine final : public Engine {
  public:
-  PersistentEngine(std::unique_ptr<Engine> inner, std::unique_ptr<LogWriter> log, std::array<uint64_t, 2> key)
+  PersistentEngine(std::unique_ptr<Engine> inner, std::unique_ptr<LogWriter> log,
+                   std::array<uint64_t, 2> key)
       : inner_(std::move(inner)), log_(std::move(log)), codec_(key) {}
 
   Status put_room(std::string_view room, const RoomConfig& config) override {
@@ -35,7 +37,9 @@ class PersistentEngine final : public Engine {
     }
     return st;
   }
-  Result<RoomInfo> room_info(std::string_view room) const override { return inner_->room_info(room); }
+  Result<RoomInfo> room_info(std::string_view room) const override {
+    return inner_->room_info(room);
+  }
   std::vector<RoomInfo> rooms() const override { return inner_->rooms(); }
   Status delete_room(std::string_view room) override {
     Status st = inner_->delete_room(room);
@@ -73,9 +77,15 @@ class PersistentEngine final : public Engine {
     }
     return r;
   }
-  Result<TicketView> status(std::string_view room, std::string_view t) override { return inner_->status(room, t); }
-  Result<TicketView> peek(std::string_view room, std::string_view t) const override { return inner_->peek(room, t); }
-  Status heartbeat(std::string_view room, std::string_view t) override { return inner_->heartbeat(room, t); }
+  Result<TicketView> status(std::string_view room, std::string_view t) override {
+    return inner_->status(room, t);
+  }
+  Result<TicketView> peek(std::string_view room, std::string_view t) const override {
+    return inner_->peek(room, t);
+  }
+  Status heartbeat(std::string_view room, std::string_view t) override {
+    return inner_->heartbeat(room, t);
+  }
   Result<TicketDetail> describe(std::string_view room, std::string_view t) const override {
     return inner_->describe(room, t);
   }
@@ -89,10 +99,12 @@ class PersistentEngine final : public Engine {
   }
   Result<TicketDetail> activate(std::string_view room, std::string_view t) override {
     auto d = inner_->activate(room, t);
-    if (d.is_ok() && d->first_use) state_change(room, d->ticket.id, TicketState::kActive, EndReason::kNone);
+    if (d.is_ok() && d->first_use)
+      state_change(room, d->ticket.id, TicketState::kActive, EndReason::kNone);
     return d;
   }
-  Status restore_room(std::string_view room, const RoomConfig& c, const std::vector<RestoredTicket>& t) override {
+  Status restore_room(std::string_view room, const RoomConfig& c,
+                      const std::vector<RestoredTicket>& t) override {
     return inner_->restore_room(room, c, t);
   }
   unsigned shard_count() const override { return inner_->shard_count(); }
@@ -112,6 +124,7 @@ class PersistentEngine final : public Engine {
     return n;
   }
   EngineStats stats() const override { return inner_->stats(); }
+  Status health() const override { return log_->health(); }
 
  private:
   Result<uint64_t> record(const logrec::Any& r) {
@@ -136,8 +149,10 @@ class PersistentEngine final : public Engine {
     scratch_.clear();
     while (inner_->poll_events(scratch_, 4096) != 0) {
       for (Event& e : scratch_) {
-        if (e.kind == Event::Kind::kAdmitted) state_change(e.room, e.ticket, TicketState::kAllowed, EndReason::kNone);
-        if (e.kind == Event::Kind::kExpired) state_change(e.room, e.ticket, TicketState::kExpired, e.reason);
+        if (e.kind == Event::Kind::kAdmitted)
+          state_change(e.room, e.ticket, TicketState::kAllowed, EndReason::kNone);
+        if (e.kind == Event::Kind::kExpired)
+          state_change(e.room, e.ticket, TicketState::kExpired, e.reason);
         events_.push_back(std::move(e));
       }
       scratch_.clear();
@@ -155,10 +170,12 @@ class PersistentEngine final : public Engine {
 }  // namespace
 
 Result<std::unique_ptr<Engine>> open_persistent_engine(const PersistenceOptions& options,
-                                                       EngineOptions engine_options, std::string* warnings) {
+                                                       EngineOptions engine_options,
+                                                       std::string* warnings) {
   if (::mkdir(options.dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    return Status(Code::kUnavailable, "cannot create " + options.dir + ": " +
-                                          std::error_code(errno, std::generic_category()).message());
+    return Status(Code::kUnavailable,
+                  "cannot create " + options.dir + ": " +
+                      std::error_code(errno, std::generic_category()).message());
   }
   const std::string path = options.dir + "/anteroom.log";
   std::string data;
@@ -177,26 +194,30 @@ Result<std::unique_ptr<Engine>> open_persistent_engine(const PersistenceOptions&
     auto any = logrec::decode(rec);
     if (!any.is_ok()) {
       return Status(Code::kUnavailable, path + ": " + any.status().message() +
-                                            "; run `anteroom check-log --fix " + options.dir + "` to cut the log there");
+                                            "; run `anteroom check-log --fix " + options.dir +
+                                            "` to cut the log there");
     }
     recovery.apply(any.value());
     if (recovery.version() != logrec::kVersion) {
-      return Status(Code::kUnavailable, path + ": written in log format version " + std::to_string(recovery.version()) +
-                                            ", this anteroom reads version " + std::to_string(logrec::kVersion));
+      return Status(Code::kUnavailable,
+                    path + ": written in log format version " + std::to_string(recovery.version()) +
+                        ", this anteroom reads version " + std::to_string(logrec::kVersion));
     }
   }
   if (reader.end() == logfmt::Reader::End::kCorrupt) {
-    return Status(Code::kUnavailable, path + ": " + reader.problem() + "; the records before offset " +
-                                          std::to_string(reader.valid_bytes()) + " are intact. Run `anteroom check-log --fix " +
-                                          options.dir + "` to cut the log there (what follows is lost), or restore it from a backup");
+    return Status(Code::kUnavailable,
+                  path + ": " + reader.problem() + "; the records before offset " +
+                      std::to_string(reader.valid_bytes()) +
+                      " are intact. Run `anteroom check-log --fix " + options.dir +
+                      "` to cut the log there (what follows is lost), or restore it from a backup");
   }
   if (reader.end() == logfmt::Reader::End::kTornTail) {
     if (::truncate(path.c_str(), static_cast<off_t>(reader.valid_bytes())) != 0) {
       return Status(Code::kUnavailable, "cannot cut the torn tail of " + path);
     }
     if (warnings != nullptr) {
-      *warnings += path + ": " + reader.problem() + "; cut at offset " + std::to_string(reader.valid_bytes()) +
-                   " (an unfinished last write)\n";
+      *warnings += path + ": " + reader.problem() + "; cut at offset " +
+                   std::to_string(reader.valid_bytes()) + " (an unfinished last write)\n";
     }
   }
   std::array<uint64_t, 2> key{};
@@ -212,8 +233,10 @@ Result<std::unique_ptr<Engine>> open_persistent_engine(const PersistenceOptions&
   const int64_t engine_minus_wall = engine_options.clock->now_ms() - wall_ms();
   auto inner = make_sharded_engine(engine_options);
   for (const auto& [name, room] : recovery.rooms()) {
-    Status st = inner->restore_room(name, room.config, logrec::Recovery::tickets_for_restore(room, engine_minus_wall));
-    if (!st.is_ok()) return Status(Code::kUnavailable, "recovering room '" + name + "': " + st.message());
+    Status st = inner->restore_room(name, room.config,
+                                    logrec::Recovery::tickets_for_restore(room, engine_minus_wall));
+    if (!st.is_ok())
+      return Status(Code::kUnavailable, "recovering room '" + name + "': " + st.message());
   }
   auto log = LogWriter::open(path, options.sync);
   if (!log.is_ok()) return log.status();

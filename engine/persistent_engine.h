@@ -31,6 +31,7 @@ struct PersistenceOptions {
 // Opens (or creates) the log in options.dir and recovers from it. A torn tail is cut off
 // and described in *warnings; damage in the middle is an error naming file and offset.
 Result<std::unique_ptr<Engine>> open_persistent_engine(const PersistenceOptions& options,
-                                                       EngineOptions engine_options, std::string* warnings);
+                                                       EngineOptions engine_options,
+                                                       std::string* warnings);
 
 }  // namespace anteroom

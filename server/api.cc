@@ -239,6 +239,9 @@ ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string
     if (!ready_.load(std::memory_order_relaxed)) {
       return with(error_response(503, "not_ready", "the server is shutting down"), Route::kReady);
     }
+    if (Status st = engine_.health(); !st.is_ok()) {
+      return with(error_response(503, "storage_failed", st.message()), Route::kReady);
+    }
     ApiResponse r;
     r.body = R"({"ready":true})";
     return with(r, Route::kReady);

@@ -3,12 +3,15 @@
 #include <cstdio>
 #include <thread>
 
+#include "engine/persistent_engine.h"
+#include "server/check_log.h"
 #include "server/options.h"
 #include "server/secrets.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {
   using namespace anteroom;
+  if (argc >= 2 && std::string_view(argv[1]) == "check-log") return check_log_main(argc, argv);
   std::string exit_now;
   auto options = parse_options(argc, argv, &exit_now);
   if (!exit_now.empty()) {
@@ -25,10 +28,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "anteroom: %s\n", secrets.status().message().c_str());
     return 1;
   }
+  std::unique_ptr<Engine> engine;
   if (o.persistence) {
-    std::fprintf(stderr,
-                 "anteroom: note: persistence is not implemented yet; the line lives in memory "
-                 "only (pass --no-persistence to silence this)\n");
+    std::string warnings;
+    auto opened = open_persistent_engine({o.data_dir, LogWriter::parse_sync(o.appendfsync).value()},
+                                         EngineOptions{}, &warnings);
+    if (!warnings.empty()) std::fprintf(stderr, "anteroom: warning: %s", warnings.c_str());
+    if (!opened.is_ok()) {
+      std::fprintf(stderr, "anteroom: cannot start: %s\n", opened.status().message().c_str());
+      return 1;
+    }
+    engine = std::move(opened.value());
   }
 
   // Block the stop signals in every thread; one thread waits for them.
@@ -39,7 +49,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  Server server(o, secrets->admin_key, secrets->token_secret);
+  Server server(o, secrets->admin_key, secrets->token_secret, std::move(engine));
   auto port = server.start();
   if (!port.is_ok()) {
     std::fprintf(stderr, "anteroom: %s\n", port.status().message().c_str());

@@ -29,7 +29,7 @@ struct Options {
   unsigned stream_queue_limit = 64;   // --stream-queue: messages queued per stream, then drop
   unsigned owner_tick_ms = 5;         // --owner-tick: how often admission and expiry run
 
-  std::string demo_room;  // --demo-room NAME: create this room at start (default config)
+  std::string demo_room;  // --demo-room NAME: create this room at start if it does not exist
   RoomConfig room;        // --room-capacity, --room-admission, --room-admit-per-second,
                           // --room-allowed-ttl, --room-session-ttl,
                           // --room-heartbeat-timeout, --room-max-waiting: the defaults for

@@ -14,10 +14,10 @@
 namespace anteroom {
 
 struct Server::Impl {
-  Impl(Options o, std::string admin_key, std::string secret)
+  Impl(Options o, std::string admin_key, std::string secret, std::unique_ptr<Engine> given)
       : options(std::move(o)),
         clock(std::make_shared<SteadyClock>()),
-        engine(make_sharded_engine(engine_options(options, clock))),
+        engine(given ? std::move(given) : make_sharded_engine(engine_options(options, clock))),
         tokens(std::move(secret)),
         api(*engine, *clock, tokens, metrics, options, std::move(admin_key)),
         ctx{options, api, hub, metrics},
@@ -105,9 +105,10 @@ struct Server::Impl {
   bool started = false, stopped = false;
 };
 
-Server::Server(Options options, std::string admin_key, std::string token_secret)
+Server::Server(Options options, std::string admin_key, std::string token_secret,
+               std::unique_ptr<Engine> engine)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(admin_key),
-                                   std::move(token_secret))) {}
+                                   std::move(token_secret), std::move(engine))) {}
 
 Server::~Server() {
   try {
@@ -120,7 +121,8 @@ Engine& Server::engine() { return *impl_->engine; }
 
 Result<uint16_t> Server::start() {
   Impl& m = *impl_;
-  if (!m.options.demo_room.empty()) {
+  // The demo room is created if absent; a recovered one keeps the config it had.
+  if (!m.options.demo_room.empty() && !m.engine->room_info(m.options.demo_room).is_ok()) {
     if (Status st = m.engine->put_room(m.options.demo_room, m.options.room); !st.is_ok()) return st;
   }
   beast::error_code ec;

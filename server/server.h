@@ -15,8 +15,10 @@ namespace anteroom {
 
 class Server {
  public:
-  // `admin_key` and `token_secret` must be set (see secrets.h).
-  Server(Options options, std::string admin_key, std::string token_secret);
+  // `admin_key` and `token_secret` must be set (see secrets.h). `engine` is the one to
+  // serve (e.g. a persistent one, see main.cc); null: a fresh in-memory engine.
+  Server(Options options, std::string admin_key, std::string token_secret,
+         std::unique_ptr<Engine> engine = nullptr);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 class Persistence : public ::testing::TestWithParam<LogWriter::Sync> {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("anteroom-persist-" + std::to_string(getpid()) + "-" +
-                                        std::to_string(counter_++));
+    dir_ = fs::temp_directory_path() /
+           ("anteroom-persist-" + std::to_string(getpid()) + "-" + std::to_string(counter_++));
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -68,7 +68,8 @@ TEST_P(Persistence, RestartRestoresRoomsTicketsStatesOrderAndUsers) {
     ASSERT_TRUE(e->put_room("gone", manual(1)).is_ok());
     e->join("gone", "");
     ASSERT_TRUE(e->delete_room("gone").is_ok());
-    for (int i = 0; i < 10; ++i) ids.emplace_back(id_view(e->join("r", i % 2 ? "user_" + std::to_string(i) : "")->ticket.id));
+    for (int i = 0; i < 10; ++i)
+      ids.emplace_back(id_view(e->join("r", i % 2 ? "user_" + std::to_string(i) : "")->ticket.id));
     e->admit("r", 2);
     e->activate("r", ids[0]);
     e->leave("r", ids[5]);
@@ -88,8 +89,8 @@ TEST_P(Persistence, RestartRestoresRoomsTicketsStatesOrderAndUsers) {
   }
   EXPECT_EQ(id_view(e->join("r", "user_3")->ticket.id), ids[3]);  // same user, same place
   auto late = e->join("r", "");
-  EXPECT_EQ(late->ticket.position, 8u);  // 7 still waiting ahead
-  EXPECT_EQ(e->admit("r", 5).value(), 1u);  // capacity 3, two held
+  EXPECT_EQ(late->ticket.position, 8u);                           // 7 still waiting ahead
+  EXPECT_EQ(e->admit("r", 5).value(), 1u);                        // capacity 3, two held
   EXPECT_EQ(e->peek("r", ids[2])->state, TicketState::kAllowed);  // in join order
 }
 
@@ -164,7 +165,8 @@ TEST_P(Persistence, EmptyLogAndWrongVersion) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSyncModes, Persistence,
-                         ::testing::Values(LogWriter::Sync::kAlways, LogWriter::Sync::kEverySec, LogWriter::Sync::kNo),
+                         ::testing::Values(LogWriter::Sync::kAlways, LogWriter::Sync::kEverySec,
+                                           LogWriter::Sync::kNo),
                          [](const ::testing::TestParamInfo<LogWriter::Sync>& p) {
                            return p.param == LogWriter::Sync::kAlways     ? "always"
                                   : p.param == LogWriter::Sync::kEverySec ? "everysec"
@@ -178,7 +180,8 @@ TEST(PersistenceModel, EveryCutRecoversToTheWholeRecordsBeforeIt) {
   fs::path dir = fs::temp_directory_path() / ("anteroom-model-" + std::to_string(getpid()));
   fs::remove_all(dir);
   {
-    auto e = open_persistent_engine({dir.string(), LogWriter::Sync::kNo}, EngineOptions{}, nullptr).value();
+    auto e = open_persistent_engine({dir.string(), LogWriter::Sync::kNo}, EngineOptions{}, nullptr)
+                 .value();
     e->put_room("a", manual(3));
     e->put_room("b", manual(0));
     std::mt19937 rng(7);
@@ -186,15 +189,24 @@ TEST(PersistenceModel, EveryCutRecoversToTheWholeRecordsBeforeIt) {
     for (int op = 0; op < 150; ++op) {
       const std::string room = rng() % 2 ? "a" : "b";
       switch (rng() % 6) {
-        case 0: case 1: case 2:
-          live.emplace_back(room, std::string(id_view(e->join(room, rng() % 3 ? "" : "u" + std::to_string(rng() % 10))->ticket.id)));
+        case 0:
+        case 1:
+        case 2:
+          live.emplace_back(
+              room,
+              std::string(id_view(
+                  e->join(room, rng() % 3 ? "" : "u" + std::to_string(rng() % 10))->ticket.id)));
           break;
-        case 3: e->admit(room, 1 + rng() % 2); break;
+        case 3:
+          e->admit(room, 1 + rng() % 2);
+          break;
         case 4:
-          if (!live.empty()) e->leave(live[rng() % live.size()].first, live[rng() % live.size()].second);
+          if (!live.empty())
+            e->leave(live[rng() % live.size()].first, live[rng() % live.size()].second);
           break;
         case 5:
-          if (!live.empty()) e->activate(live[rng() % live.size()].first, live[rng() % live.size()].second);
+          if (!live.empty())
+            e->activate(live[rng() % live.size()].first, live[rng() % live.size()].second);
           break;
       }
     }
@@ -224,7 +236,8 @@ TEST(PersistenceModel, EveryCutRecoversToTheWholeRecordsBeforeIt) {
     logrec::Recovery model;
     logfmt::Reader r(std::string_view(log).substr(0, cut));
     while (r.next(&rec)) model.apply(logrec::decode(rec).value());
-    auto e = open_persistent_engine({cut_dir.string(), LogWriter::Sync::kNo}, EngineOptions{}, nullptr);
+    auto e =
+        open_persistent_engine({cut_dir.string(), LogWriter::Sync::kNo}, EngineOptions{}, nullptr);
     ASSERT_TRUE(e.is_ok()) << "cut at " << cut << ": " << e.status().message();
     ASSERT_EQ(e.value()->rooms().size(), model.rooms().size()) << "cut at " << cut;
     if (!model.id_key()) continue;
@@ -253,7 +266,9 @@ TEST(PersistenceModel, EveryCutRecoversToTheWholeRecordsBeforeIt) {
 TEST(PersistenceAlways, JoinsAreOnDiskWhenAcknowledgedWithGroupCommit) {
   fs::path dir = fs::temp_directory_path() / ("anteroom-always-" + std::to_string(getpid()));
   fs::remove_all(dir);
-  auto e = open_persistent_engine({dir.string(), LogWriter::Sync::kAlways}, EngineOptions{}, nullptr).value();
+  auto e =
+      open_persistent_engine({dir.string(), LogWriter::Sync::kAlways}, EngineOptions{}, nullptr)
+          .value();
   e->put_room("r", manual(0));
   std::vector<std::string> acked[4];
   std::vector<std::thread> threads;

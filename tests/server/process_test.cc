@@ -12,50 +12,11 @@
 #include <fstream>
 #include <regex>
 
+#include "tests/server/child_process.h"
 #include "tests/server/harness.h"
 
 namespace anteroom::testing {
 namespace {
-
-struct Child {
-  pid_t pid = -1;
-  FILE* out = nullptr;
-};
-
-Child spawn(const std::vector<std::string>& args) {
-  int fds[2];
-  EXPECT_EQ(pipe(fds), 0);
-  Child c;
-  c.pid = fork();
-  if (c.pid == 0) {
-    dup2(fds[1], 1);
-    close(fds[0]);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(fds[1]);
-  c.out = fdopen(fds[0], "r");
-  return c;
-}
-
-std::string line(FILE* f) {
-  char buf[512];
-  return fgets(buf, sizeof buf, f) != nullptr ? std::string(buf) : std::string();
-}
-
-int wait_exit(pid_t pid, std::chrono::seconds timeout) {
-  int status = 0;
-  bool exited = eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, timeout);
-  if (!exited) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return -1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
-}
 
 TEST(Process, HelpDocumentsEveryFlag) {
   Child c = spawn({ANTEROOM_BINARY, "--help"});

@@ -1,0 +1,74 @@
+#include "server/check_log.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "engine/log_records.h"
+
+namespace anteroom {
+
+int check_log_main(int argc, char** argv) {
+  bool fix = false;
+  std::string dir;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--fix") {
+      fix = true;
+    } else if (dir.empty()) {
+      dir = a;
+    } else {
+      dir.clear();
+      break;
+    }
+  }
+  if (dir.empty()) {
+    std::fprintf(stderr, "usage: anteroom check-log [--fix] DATA_DIR\n");
+    return 2;
+  }
+  const std::string path = dir + "/anteroom.log";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "check-log: cannot read %s\n", path.c_str());
+    return 2;
+  }
+  std::stringstream s;
+  s << in.rdbuf();
+  const std::string data = s.str();
+  logfmt::Reader reader(data);
+  logfmt::Record rec;
+  uint64_t records = 0, undecodable = 0, first_bad = 0;
+  while (reader.next(&rec)) {
+    if (!logrec::decode(rec).is_ok() && undecodable++ == 0) first_bad = rec.offset;
+    ++records;
+  }
+  uint64_t cut = reader.valid_bytes();
+  std::string problem = reader.problem();
+  if (undecodable != 0 && first_bad < cut) {
+    cut = first_bad;
+    problem = "a record that does not parse at offset " + std::to_string(first_bad);
+  }
+  std::printf("%s: %zu bytes, %llu records\n", path.c_str(), data.size(), static_cast<unsigned long long>(records));
+  if (reader.end() == logfmt::Reader::End::kClean && undecodable == 0) {
+    std::printf("ok: the log ends cleanly\n");
+    return 0;
+  }
+  std::printf("%s: %s; the data before offset %llu is intact, %llu bytes after it would be cut\n",
+              reader.end() == logfmt::Reader::End::kTornTail ? "torn tail" : "damaged", problem.c_str(),
+              static_cast<unsigned long long>(cut), static_cast<unsigned long long>(data.size() - cut));
+  if (!fix) {
+    std::printf("run again with --fix to cut it there\n");
+    return 1;
+  }
+  if (::truncate(path.c_str(), static_cast<off_t>(cut)) != 0) {
+    std::fprintf(stderr, "check-log: cannot truncate %s\n", path.c_str());
+    return 2;
+  }
+  std::printf("fixed: cut at offset %llu\n", static_cast<unsigned long long>(cut));
+  return 0;
+}
+
+}  // namespace anteroom
