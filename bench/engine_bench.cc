@@ -4,11 +4,13 @@
 // already waiting in the room}; thread counts are Google Benchmark's ->Threads().
 #include <benchmark/benchmark.h>
 #include <malloc.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/persistent_engine.h"
 
 namespace anteroom {
 namespace {
@@ -253,6 +256,39 @@ void BM_StatusLatency(benchmark::State& state) {
   state.counters["p999_ns"] = pct(0.999);
   finish(state);
 }
+
+// Recovery: a log holding range(0) joins (a tenth of them admitted, a tenth left) is read
+// back into a fresh engine. Also reports the log's size per join.
+void BM_RecoverLog(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const std::string dir = "/tmp/anteroom-bench-recovery-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  {
+    auto e = open_persistent_engine({dir, LogWriter::Sync::kNo}, EngineOptions{}, nullptr).value();
+    RoomConfig c;
+    c.capacity = 0;
+    c.admission = AdmissionMode::kManual;
+    e->put_room("bench", c);
+    std::vector<TicketId> ids;
+    for (int64_t i = 0; i < n; ++i)
+      ids.push_back(e->join("bench", i % 2 ? "" : "user_" + std::to_string(i))->ticket.id);
+    e->admit("bench", static_cast<uint64_t>(n / 10));
+    for (int64_t i = n / 10; i < n / 5; ++i)
+      e->leave("bench", id_view(ids[static_cast<size_t>(i)]));
+  }
+  struct stat st {};
+  ::stat((dir + "/anteroom.log").c_str(), &st);
+  for (auto _ : state) {
+    auto e = open_persistent_engine({dir, LogWriter::Sync::kNo}, EngineOptions{}, nullptr);
+    if (!e.is_ok() ||
+        e.value()->room_info("bench")->counters.joined_total != static_cast<uint64_t>(n))
+      std::abort();
+  }
+  state.counters["log_bytes_per_join"] = static_cast<double>(st.st_size) / static_cast<double>(n);
+  state.counters["log_mb"] = static_cast<double>(st.st_size) / 1e6;
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_RecoverLog)->Arg(1'000'000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 void sizes(benchmark::internal::Benchmark* b) {
   for (int64_t kind : {0, 1}) {

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -91,6 +92,12 @@ class Engine {
   virtual EngineStats stats() const = 0;
   // Whether the engine can still take writes; an engine that stores nothing always can.
   virtual Status health() const { return Status::ok(); }
+  // Calls `done` once what a join reported in JoinResult::durable_at is stored (with an
+  // error if it cannot be). Never blocks; `done` may run on another thread, or at once.
+  virtual void when_durable(uint64_t position, std::function<void(Status)> done) {
+    static_cast<void>(position);
+    done(Status::ok());
+  }
 };
 
 std::unique_ptr<Engine> make_sharded_engine(EngineOptions options = {});

@@ -76,7 +76,8 @@ struct TicketView {
 
 struct JoinResult {
   TicketView ticket;
-  bool created = false;  // false: the user already held this live ticket
+  bool created = false;     // false: the user already held this live ticket
+  uint64_t durable_at = 0;  // nonzero: acknowledge only after Engine::when_durable(this)
 };
 
 // A ticket with its user, for the protected service (verify) and tokens.

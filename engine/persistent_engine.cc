@@ -71,10 +71,8 @@ class PersistentEngine final : public Engine {
     j.wall_ms = wall_ms();
     auto pos = record(j);
     if (!pos.is_ok()) return pos.status();
-    if (log_->sync() == LogWriter::Sync::kAlways) {
-      // Acknowledge only what is on disk.
-      if (Status st = log_->wait_durable(pos.value()); !st.is_ok()) return st;
-    }
+    // With `always`, the caller acknowledges only once this position is on disk.
+    if (log_->sync() == LogWriter::Sync::kAlways) r.value().durable_at = pos.value();
     return r;
   }
   Result<TicketView> status(std::string_view room, std::string_view t) override {
@@ -125,6 +123,9 @@ class PersistentEngine final : public Engine {
   }
   EngineStats stats() const override { return inner_->stats(); }
   Status health() const override { return log_->health(); }
+  void when_durable(uint64_t position, std::function<void(Status)> done) override {
+    log_->when_durable(position, std::move(done));
+  }
 
  private:
   Result<uint64_t> record(const logrec::Any& r) {

@@ -8,8 +8,9 @@
 // ACTIVE ticket counts as seen at that moment (nobody could heartbeat while the server was
 // down); ALLOWED keeps its wall-clock admission time, so its deadline survives.
 //
-// Acknowledgement: with `always`, join returns only once its record is on disk (group
-// commit), and returns kUnavailable if it cannot be stored; every mode refuses joins
+// Acknowledgement: with `always`, a join's result carries `durable_at`, and the caller must
+// acknowledge it only from Engine::when_durable (group commit: the writer syncs everything
+// that arrived meanwhile at once and calls all their callbacks); every mode refuses joins
 // (kUnavailable) once a write or sync has failed.
 //
 // Thread safety: as Engine.

@@ -209,6 +209,7 @@ ApiResponse Api::join_route(std::string_view room, std::string_view body) const 
   ApiResponse res;
   res.status = r->created ? 201 : 200;
   res.body = status_json(room, r->ticket);
+  res.durable_at = r->durable_at;
   return res;
 }
 

@@ -39,8 +39,9 @@ struct ApiResponse {
   std::vector<std::pair<std::string, std::string>> headers;
   Route route = Route::kNotFound;
   Upgrade upgrade = Upgrade::kNone;
-  std::string room;    // for upgrades
-  std::string ticket;  // for SSE
+  std::string room;         // for upgrades
+  std::string ticket;       // for SSE
+  uint64_t durable_at = 0;  // nonzero: send only once Engine::when_durable says so
 };
 
 // Wall-clock seconds since the Unix epoch, for token claims.

@@ -51,14 +51,16 @@ int check_log_main(int argc, char** argv) {
     cut = first_bad;
     problem = "a record that does not parse at offset " + std::to_string(first_bad);
   }
-  std::printf("%s: %zu bytes, %llu records\n", path.c_str(), data.size(), static_cast<unsigned long long>(records));
+  std::printf("%s: %zu bytes, %llu records\n", path.c_str(), data.size(),
+              static_cast<unsigned long long>(records));
   if (reader.end() == logfmt::Reader::End::kClean && undecodable == 0) {
     std::printf("ok: the log ends cleanly\n");
     return 0;
   }
   std::printf("%s: %s; the data before offset %llu is intact, %llu bytes after it would be cut\n",
-              reader.end() == logfmt::Reader::End::kTornTail ? "torn tail" : "damaged", problem.c_str(),
-              static_cast<unsigned long long>(cut), static_cast<unsigned long long>(data.size() - cut));
+              reader.end() == logfmt::Reader::End::kTornTail ? "torn tail" : "damaged",
+              problem.c_str(), static_cast<unsigned long long>(cut),
+              static_cast<unsigned long long>(data.size() - cut));
   if (!fix) {
     std::printf("run again with --fix to cut it there\n");
     return 1;

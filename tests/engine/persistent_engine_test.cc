@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <random>
 #include <sstream>
@@ -274,7 +275,14 @@ TEST(PersistenceAlways, JoinsAreOnDiskWhenAcknowledgedWithGroupCommit) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
-      for (int i = 0; i < 200; ++i) acked[t].emplace_back(id_view(e->join("r", "")->ticket.id));
+      for (int i = 0; i < 200; ++i) {
+        auto j = e->join("r", "").value();
+        ASSERT_NE(j.durable_at, 0u);
+        std::promise<Status> stored;
+        e->when_durable(j.durable_at, [&](Status st) { stored.set_value(st); });
+        ASSERT_TRUE(stored.get_future().get().is_ok());  // the acknowledgement
+        acked[t].emplace_back(id_view(j.ticket.id));
+      }
     });
   }
   for (auto& t : threads) t.join();

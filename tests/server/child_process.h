@@ -60,7 +60,9 @@ inline int wait_exit(pid_t pid, std::chrono::seconds timeout) {
 inline uint16_t listening_port(FILE* out) {
   std::smatch m;
   std::string first = line(out);
-  if (!std::regex_search(first, m, std::regex("^anteroom listening on http://127\\.0\\.0\\.1:(\\d+)\n$"))) return 0;
+  if (!std::regex_search(first, m,
+                         std::regex("^anteroom listening on http://127\\.0\\.0\\.1:(\\d+)\n$")))
+    return 0;
   return static_cast<uint16_t>(std::stoi(m[1]));
 }
 

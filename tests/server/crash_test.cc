@@ -31,8 +31,8 @@ class Crash : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   Child start(const std::string& sync, uint16_t* port) {
-    Child c = spawn({ANTEROOM_BINARY, "--listen", "127.0.0.1:0", "--data-dir", dir_.string(), "--appendfsync", sync,
-                     "--admin-key", kAdminKey, "--token-secret", kSecret});
+    Child c = spawn({ANTEROOM_BINARY, "--listen", "127.0.0.1:0", "--data-dir", dir_.string(),
+                     "--appendfsync", sync, "--admin-key", kAdminKey, "--token-secret", kSecret});
     *port = listening_port(c.out);
     EXPECT_NE(*port, 0) << "the server did not start";
     return c;
@@ -65,7 +65,12 @@ TEST_F(Crash, AlwaysLosesNoAcknowledgedJoinAcross20KillNines) {
     ASSERT_NE(port, 0);
     HttpClient check(port);
     if (run == 0) {
-      ASSERT_EQ(check.admin("PUT", "/v1/rooms/line", R"({"capacity":0,"admission":"manual","heartbeat_timeout_seconds":86400})").status, 201u);
+      ASSERT_EQ(
+          check
+              .admin("PUT", "/v1/rooms/line",
+                     R"({"capacity":0,"admission":"manual","heartbeat_timeout_seconds":86400})")
+              .status,
+          201u);
     }
     // Everything acknowledged before the last kill is back, at its place. (All of it on the
     // last run; the newest 300 on the others, to keep the test quick.)
@@ -74,7 +79,8 @@ TEST_F(Crash, AlwaysLosesNoAcknowledgedJoinAcross20KillNines) {
       Reply r = check.request("GET", "/v1/rooms/line/tickets/" + all[i].ticket);
       ASSERT_EQ(r.status, 200u) << "run " << run << ": acknowledged ticket " << i << " is lost";
       ASSERT_EQ(field(r.body, "status"), "WAITING");
-      ASSERT_EQ(std::stoull(field(r.body, "position")), all[i].position) << "run " << run << " ticket " << i;
+      ASSERT_EQ(std::stoull(field(r.body, "position")), all[i].position)
+          << "run " << run << " ticket " << i;
     }
     if (run == 19) {
       kill(server.pid, SIGTERM);
@@ -102,7 +108,8 @@ TEST_F(Crash, EverysecLosesAtMostTheLastTwoSeconds) {
     ASSERT_NE(port, 0);
     HttpClient check(port);
     if (run == 0) {
-      check.admin("PUT", "/v1/rooms/line", R"({"capacity":0,"admission":"manual","heartbeat_timeout_seconds":86400})");
+      check.admin("PUT", "/v1/rooms/line",
+                  R"({"capacity":0,"admission":"manual","heartbeat_timeout_seconds":86400})");
     }
     if (run == 3) {
       size_t lost = 0;
@@ -111,7 +118,8 @@ TEST_F(Crash, EverysecLosesAtMostTheLastTwoSeconds) {
         ++lost;
         // Which kill ended the run it was acknowledged in, and how long before it.
         SteadyTime kill_at = *std::lower_bound(kills.begin(), kills.end(), a.at);
-        EXPECT_LT(kill_at - a.at, std::chrono::seconds(2)) << "lost a join acknowledged long before the kill";
+        EXPECT_LT(kill_at - a.at, std::chrono::seconds(2))
+            << "lost a join acknowledged long before the kill";
       }
       std::printf("everysec: %zu of %zu acknowledged joins lost to kill -9\n", lost, all.size());
       kill(server.pid, SIGTERM);
