@@ -79,6 +79,10 @@ class Engine {
   virtual Status restore_room(std::string_view room, const RoomConfig& config,
                               const std::vector<RestoredTicket>& tickets) = 0;
 
+  // The room's live tickets (WAITING, ALLOWED, ACTIVE) in seq order, as restore_room takes
+  // them: what a snapshot stores. Ended tickets are left out (a snapshot forgets them).
+  virtual Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const = 0;
+
   // Owner work: admission, expiry, events, for the rooms of one shard.
   virtual unsigned shard_count() const = 0;
   virtual unsigned shard_of(std::string_view room) const = 0;

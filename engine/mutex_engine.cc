@@ -126,6 +126,29 @@ class MutexEngine final : public Engine {
     return Status::ok();
   }
 
+  Result<std::vector<RestoredTicket>> export_tickets(std::string_view name) const override {
+    std::lock_guard lock(mu_);
+    const MRoom* r = find(name);
+    if (r == nullptr) return no_room(name);
+    std::vector<RestoredTicket> out;
+    for (uint64_t seq = 0; seq < r->tickets.size(); ++seq) {
+      const Ticket& t = r->tickets[seq];
+      if (!is_live(t.state)) continue;
+      RestoredTicket x;
+      uint64_t decoded = 0;
+      Tag tag{};
+      codec_.decode(id_view(t.id), &decoded, &tag);
+      x.seq = seq;
+      x.tag = tag;
+      x.user = t.user;
+      x.state = t.state;
+      x.reason = t.reason;
+      x.admitted_at_ms = holds_slot(t.state) ? t.admitted_at_ms : 0;
+      out.push_back(std::move(x));
+    }
+    return out;
+  }
+
   Result<RoomInfo> room_info(std::string_view name) const override {
     std::lock_guard lock(mu_);
     const MRoom* r = find(name);

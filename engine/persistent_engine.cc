@@ -101,6 +101,9 @@ class PersistentEngine final : public Engine {
       state_change(room, d->ticket.id, TicketState::kActive, EndReason::kNone);
     return d;
   }
+  Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override {
+    return inner_->export_tickets(room);
+  }
   Status restore_room(std::string_view room, const RoomConfig& c,
                       const std::vector<RestoredTicket>& t) override {
     return inner_->restore_room(room, c, t);

@@ -49,6 +49,7 @@ class Room {
   Result<LeaveOutcome> leave(std::string_view id);
   Result<TicketDetail> activate(std::string_view id);
   Result<TicketDetail> describe(std::string_view id) const;
+  std::vector<RestoredTicket> export_live() const;
   RoomConfig config() const;
   RoomCounters counters() const;
   size_t bytes_allocated() const { return line_.bytes_allocated() + users_.bytes_allocated(); }

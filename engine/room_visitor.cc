@@ -181,6 +181,30 @@ Result<LeaveOutcome> Room::leave(std::string_view id) {
   return out;
 }
 
+std::vector<RestoredTicket> Room::export_live() const {
+  std::vector<RestoredTicket> out;
+  const uint64_t end = line_.claimed();
+  // Tickets below the cursor that still hold a slot come from the holders' side of the
+  // line; scanning from 0 keeps this simple and runs only for snapshots.
+  for (uint64_t seq = 0; seq < end; ++seq) {
+    const Slot* s = line_.find(seq);
+    if (s == nullptr) break;
+    uint8_t packed = load_state(*s);
+    if (packed == 0 || !is_live(state_of(packed))) continue;
+    RestoredTicket t;
+    t.seq = seq;
+    t.tag = {s->tag[0], s->tag[1], s->tag[2]};
+    if (s->user != nullptr) t.user = std::string(s->user->name());
+    t.state = state_of(packed);
+    t.reason = reason_of(packed);
+    if (holds_slot(t.state)) {
+      t.admitted_at_ms = tick_to_ms(std::atomic_ref<const uint32_t>(s->admitted_at).load(std::memory_order_relaxed));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 Result<TicketDetail> Room::describe(std::string_view id) const {
   uint64_t seq = 0;
   const Slot* s = find_ticket(id, &seq);

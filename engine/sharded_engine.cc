@@ -99,6 +99,12 @@ class ShardedEngine final : public Engine {
     return Status::ok();
   }
 
+  Result<std::vector<RestoredTicket>> export_tickets(std::string_view name) const override {
+    const Room* r = registry_.find(name);
+    if (r == nullptr) return no_room(name);
+    return r->export_live();
+  }
+
   Result<RoomInfo> room_info(std::string_view name) const override {
     const Room* r = registry_.find(name);
     if (r == nullptr) return no_room(name);
