@@ -94,6 +94,15 @@ class Engine {
   // Moves up to `max` pending events into `out`; returns how many. In order per shard.
   virtual size_t poll_events(std::vector<Event>& out, size_t max) = 0;
   virtual EngineStats stats() const = 0;
+  // Compacts what the engine stores (a snapshot replacing its log). An engine that stores
+  // nothing has nothing to compact.
+  struct SnapshotInfo {
+    uint64_t bytes_before = 0, bytes_after = 0, tickets = 0;
+  };
+  virtual Result<SnapshotInfo> snapshot() {
+    return Status(Code::kUnavailable, "persistence is off");
+  }
+
   // Whether the engine can still take writes; an engine that stores nothing always can.
   virtual Status health() const { return Status::ok(); }
   // Calls `done` once what a join reported in JoinResult::durable_at is stored (with an

@@ -102,6 +102,13 @@ void encode(const Any& any, std::string* out) {
     type = 6;
     put_string(&p, c->room);
     put_varint(&p, zigzag(c->wall_ms));
+  } else if (const auto* b = std::get_if<SnapshotBegin>(&any)) {
+    type = 7;
+    put_string(&p, b->magic);
+    put_varint(&p, b->version);
+  } else if (const auto* e = std::get_if<SnapshotEnd>(&any)) {
+    type = 8;
+    put_varint(&p, e->crc);
   }
   logfmt::append_record(out, type, p);
 }
@@ -163,6 +170,18 @@ Result<Any> decode(const logfmt::Record& rec) {
       Clear c;
       if (!in.string(&c.room) || !in.signed_number(&c.wall_ms) || !in.done()) return bad();
       return Any(c);
+    }
+    case 7: {
+      SnapshotBegin b;
+      if (!in.string(&b.magic) || b.magic != "ANTEROOM-SNAPSHOT" || !in.number(&b.version) ||
+          !in.done())
+        return bad();
+      return Any(b);
+    }
+    case 8: {
+      SnapshotEnd e;
+      if (!in.number(&e.crc) || !in.done()) return bad();
+      return Any(e);
     }
     default:
       return bad();

@@ -8,6 +8,8 @@
 //   4 join         room, seq, tag, user, wall-clock ms
 //   5 state        room, seq, new state, reason, wall-clock ms
 //   6 clear        room, wall-clock ms: every ticket still WAITING at this point left
+//   7 snap_begin   magic "ANTEROOM-SNAPSHOT", version: a snapshot's records follow
+//   8 snap_end     CRC32C of every byte from snap_begin's header to snap_end's header
 // Payloads are varints (unsigned LEB128) and length-prefixed strings, in the order above.
 #pragma once
 
@@ -56,7 +58,15 @@ struct Clear {
   std::string room;
   int64_t wall_ms = 0;
 };
-using Any = std::variant<Meta, RoomPut, RoomDelete, Join, StateChange, Clear>;
+struct SnapshotBegin {
+  std::string magic = "ANTEROOM-SNAPSHOT";
+  uint32_t version = kVersion;
+};
+struct SnapshotEnd {
+  uint32_t crc = 0;
+};
+using Any =
+    std::variant<Meta, RoomPut, RoomDelete, Join, StateChange, Clear, SnapshotBegin, SnapshotEnd>;
 
 // Appends `r` as one framed record.
 void encode(const Any& r, std::string* out);

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <system_error>
 
 namespace anteroom {
@@ -26,11 +27,94 @@ Result<std::unique_ptr<LogWriter>> LogWriter::open(const std::string& path, Sync
   }
   struct stat st {};
   ::fstat(fd, &st);
-  return std::unique_ptr<LogWriter>(new LogWriter(fd, static_cast<uint64_t>(st.st_size), sync));
+  return std::unique_ptr<LogWriter>(
+      new LogWriter(path, fd, static_cast<uint64_t>(st.st_size), sync));
 }
 
-LogWriter::LogWriter(int fd, uint64_t size, Sync sync)
-    : fd_(fd), sync_(sync), appended_(size), durable_(size), thread_([this] { run(); }) {}
+LogWriter::LogWriter(std::string path, int fd, uint64_t size, Sync sync)
+    : path_(std::move(path)),
+      fd_(fd),
+      sync_(sync),
+      appended_(size),
+      durable_(size),
+      thread_([this] { run(); }) {}
+
+uint64_t LogWriter::position() const {
+  std::lock_guard lock(mu_);
+  return appended_;
+}
+
+uint64_t LogWriter::file_bytes() const {
+  std::lock_guard lock(mu_);
+  return appended_ - file_base_;
+}
+
+Status LogWriter::compact(const std::string& snapshot_path, uint64_t since) {
+  CompactRequest req{snapshot_path, since, false, {}};
+  std::unique_lock lock(mu_);
+  if (!error_.is_ok()) return error_;
+  if (compact_ != nullptr) return Status(Code::kUnavailable, "a compaction is already running");
+  compact_ = &req;
+  work_cv_.notify_one();
+  compact_cv_.wait(lock, [&] { return req.done; });
+  return req.result;
+}
+
+namespace {
+
+Status io_error(const std::string& what) {
+  return Status(Code::kUnavailable,
+                what + ": " + std::error_code(errno, std::generic_category()).message());
+}
+
+}  // namespace
+
+// Writer thread only, with mu_ not held.
+Status LogWriter::do_compact(const std::string& snapshot_path, uint64_t since) {
+  // Everything queued so far goes into the old file first, so the tail below is complete.
+  std::string batch;
+  uint64_t target = 0;
+  {
+    std::lock_guard lock(mu_);
+    batch.swap(pending_);
+    target = appended_;
+  }
+  if (!batch.empty() && !write_all(batch)) return io_error("writing " + path_);
+  // The tail: what was logged since the snapshot's position.
+  std::string tail;
+  {
+    int in = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in < 0) return io_error("reading " + path_);
+    tail.resize(target - since);
+    ssize_t n = ::pread(in, tail.data(), tail.size(), static_cast<off_t>(since - file_base_));
+    ::close(in);
+    if (n != static_cast<ssize_t>(tail.size())) return io_error("reading the tail of " + path_);
+  }
+  int out = ::open(snapshot_path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (out < 0) return io_error("opening " + snapshot_path);
+  std::swap(out, fd_);  // write_all writes to fd_
+  bool ok = write_all(tail) && ::fdatasync(fd_) == 0;
+  std::swap(out, fd_);
+  struct stat st {};
+  ok = ok && ::fstat(out, &st) == 0;
+  if (!ok || ::rename(snapshot_path.c_str(), path_.c_str()) != 0) {
+    ::close(out);
+    return io_error("replacing " + path_);
+  }
+  // The rename is durable only once the directory is synced.
+  std::string dir = path_.substr(0, path_.rfind('/'));
+  int d = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (d >= 0) {
+    ::fsync(d);
+    ::close(d);
+  }
+  ::close(fd_);
+  fd_ = out;
+  std::lock_guard lock(mu_);
+  file_base_ = target - static_cast<uint64_t>(st.st_size);
+  if (durable_ < target) durable_ = target;  // all of it is in the synced new file
+  return Status::ok();
+}
 
 LogWriter::~LogWriter() {
   {
@@ -125,9 +209,11 @@ void LogWriter::run() {
     // within a second either way.
     idle_ = true;
     if (sync_ == Sync::kAlways) {
-      work_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stop_ || !pending_.empty(); });
+      work_cv_.wait_for(lock, std::chrono::seconds(1),
+                        [&] { return stop_ || !pending_.empty() || compact_ != nullptr; });
     } else {
-      work_cv_.wait_for(lock, std::chrono::milliseconds(2), [&] { return stop_; });
+      work_cv_.wait_for(lock, std::chrono::milliseconds(2),
+                        [&] { return stop_ || compact_ != nullptr; });
     }
     idle_ = false;
     if (!error_.is_ok()) {
@@ -159,6 +245,8 @@ void LogWriter::run() {
       error_ =
           Status(Code::kUnavailable, "the log could not be written or synced: " +
                                          std::error_code(err, std::generic_category()).message());
+      std::fprintf(stderr, "anteroom: %s (%s); no more joins are acknowledged\n",
+                   error_.message().c_str(), path_.c_str());
     } else if (sync_now) {
       stats_.syncs++;
       durable_ = target;
@@ -171,6 +259,21 @@ void LogWriter::run() {
     if (!ready.empty()) {
       lock.unlock();
       for (auto& done : ready) done(outcome);
+      lock.lock();
+    }
+    if (compact_ != nullptr) {
+      CompactRequest* req = compact_;
+      lock.unlock();
+      Status result = do_compact(req->snapshot_path, req->since);
+      lock.lock();
+      req->result = result;
+      req->done = true;
+      compact_ = nullptr;
+      compact_cv_.notify_all();
+      durable_cv_.notify_all();
+      auto after = settled(&outcome);
+      lock.unlock();
+      for (auto& done : after) done(outcome);
       lock.lock();
     }
     if (stopping && pending_.empty()) {

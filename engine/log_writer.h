@@ -48,6 +48,16 @@ class LogWriter {
   void when_durable(uint64_t pos, std::function<void(Status)> done);
   Status health() const;
   Sync sync() const { return sync_; }
+  // The log position after everything queued so far.
+  uint64_t position() const;
+  // Bytes in the log, counting those queued but not yet written.
+  uint64_t file_bytes() const;
+
+  // Compaction, done by the writer thread between two batches (appends go on meanwhile):
+  // appends to `snapshot_path` (a complete, synced snapshot of the state at position
+  // `since`) every record logged since then, syncs it, renames it over the log, syncs the
+  // directory, and continues in the new file. Blocks until done.
+  Status compact(const std::string& snapshot_path, uint64_t since);
 
   struct Stats {
     uint64_t bytes = 0, writes = 0, syncs = 0;
@@ -55,13 +65,17 @@ class LogWriter {
   Stats stats() const;
 
  private:
-  LogWriter(int fd, uint64_t size, Sync sync);
+  LogWriter(std::string path, int fd, uint64_t size, Sync sync);
   void run();
+  Status do_compact(const std::string& snapshot_path, uint64_t since);
   // Takes the waiters that are settled (durable, or failed); caller holds mu_.
   std::vector<std::function<void(Status)>> settled(Status* with);
   bool write_all(const std::string& data);
 
-  const int fd_;
+  const std::string path_;
+  int fd_;                  // the writer thread's; swapped by compaction on that thread
+  uint64_t file_base_ = 0;  // the log position of the file's first byte; written by the
+                            // writer thread under mu_, read by it without
   const Sync sync_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_, durable_cv_;
@@ -73,6 +87,14 @@ class LogWriter {
   Status error_;         // sticky; guarded by mu_
   Stats stats_;          // guarded by mu_
   std::vector<std::pair<uint64_t, std::function<void(Status)>>> waiters_;  // guarded by mu_
+  struct CompactRequest {
+    std::string snapshot_path;
+    uint64_t since = 0;
+    bool done = false;
+    Status result;
+  };
+  CompactRequest* compact_ = nullptr;  // guarded by mu_
+  std::condition_variable compact_cv_;
   std::thread thread_;
 };
 

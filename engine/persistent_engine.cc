@@ -1,7 +1,12 @@
 #include "engine/persistent_engine.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <thread>
 
 #include <cerrno>
 #include <chrono>
@@ -26,8 +31,64 @@ int64_t wall_ms() {
 class PersistentEngine final : public Engine {
  public:
   PersistentEngine(std::unique_ptr<Engine> inner, std::unique_ptr<LogWriter> log,
-                   std::array<uint64_t, 2> key)
-      : inner_(std::move(inner)), log_(std::move(log)), codec_(key) {}
+                   std::array<uint64_t, 2> key, PersistenceOptions options,
+                   int64_t engine_minus_wall_ms)
+      : inner_(std::move(inner)),
+        log_(std::move(log)),
+        codec_(key),
+        key_(key),
+        options_(std::move(options)),
+        engine_minus_wall_ms_(engine_minus_wall_ms),
+        last_snapshot_bytes_(log_->file_bytes()) {}
+
+  ~PersistentEngine() override {
+    if (background_.joinable()) background_.join();
+  }
+
+  Result<SnapshotInfo> snapshot() override {
+    std::lock_guard snap(snapshot_mu_);
+    SnapshotInfo info;
+    info.bytes_before = log_->file_bytes();
+    // Everything logged from here on is replayed on top of the snapshot; replay is
+    // idempotent (states only move forward), so a change both captured and logged after
+    // `since` does no harm.
+    const uint64_t since = log_->position();
+    std::string out;
+    logrec::encode(logrec::Meta{logrec::kVersion, key_}, &out);
+    const size_t begin = out.size();
+    logrec::encode(logrec::SnapshotBegin{}, &out);
+    for (const RoomInfo& room : inner_->rooms()) {
+      auto tickets = inner_->export_tickets(room.name);
+      if (!tickets.is_ok()) continue;  // deleted meanwhile; its delete record follows
+      logrec::encode(logrec::RoomPut{room.name, room.config}, &out);
+      for (const RestoredTicket& t : tickets.value()) {
+        logrec::encode(logrec::Join{room.name, t.seq, t.tag, t.user, 0}, &out);
+        const int64_t admitted_wall = t.admitted_at_ms - engine_minus_wall_ms_;
+        if (holds_slot(t.state)) {
+          logrec::encode(logrec::StateChange{room.name, t.seq, TicketState::kAllowed,
+                                             EndReason::kNone, admitted_wall},
+                         &out);
+        }
+        if (t.state == TicketState::kActive) {
+          logrec::encode(logrec::StateChange{room.name, t.seq, TicketState::kActive,
+                                             EndReason::kNone, admitted_wall},
+                         &out);
+        }
+        ++info.tickets;
+      }
+    }
+    logrec::encode(logrec::SnapshotEnd{logfmt::crc32c(out.data() + begin, out.size() - begin)},
+                   &out);
+    const std::string tmp = options_.dir + "/anteroom.log.snapshot";
+    if (Status st = write_synced(tmp, out); !st.is_ok()) return st;
+    if (Status st = log_->compact(tmp, since); !st.is_ok()) {
+      ::unlink(tmp.c_str());
+      return st;
+    }
+    info.bytes_after = log_->file_bytes();
+    last_snapshot_bytes_.store(info.bytes_after, std::memory_order_relaxed);
+    return info;
+  }
 
   Status put_room(std::string_view room, const RoomConfig& config) override {
     Status st = inner_->put_room(room, config);
@@ -52,6 +113,7 @@ class PersistentEngine final : public Engine {
     return r;
   }
   Result<uint64_t> clear(std::string_view room) override {
+    std::lock_guard snap(snapshot_mu_);  // a clear must not fall between a snapshot's two halves
     auto r = inner_->clear(room);
     if (r.is_ok()) record(logrec::Clear{std::string(room), wall_ms()});
     drain();
@@ -113,6 +175,7 @@ class PersistentEngine final : public Engine {
   void run_shard(unsigned shard) override {
     inner_->run_shard(shard);
     drain();
+    maybe_snapshot();
   }
   size_t poll_events(std::vector<Event>& out, size_t max) override {
     drain();
@@ -163,9 +226,51 @@ class PersistentEngine final : public Engine {
     }
   }
 
+  static Status write_synced(const std::string& path, const std::string& data) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return Status(Code::kUnavailable, "cannot create " + path);
+    size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+      if (n <= 0) {
+        ::close(fd);
+        return Status(Code::kUnavailable, "cannot write " + path);
+      }
+      done += static_cast<size_t>(n);
+    }
+    bool ok = ::fdatasync(fd) == 0;
+    ::close(fd);
+    return ok ? Status::ok() : Status(Code::kUnavailable, "cannot sync " + path);
+  }
+
+  // Starts a background snapshot when the log has grown past the threshold.
+  void maybe_snapshot() {
+    const uint64_t limit = options_.snapshot_after_bytes;
+    if (limit == 0 || snapshotting_.load(std::memory_order_relaxed)) return;
+    const uint64_t bytes = log_->file_bytes();
+    if (bytes < limit || bytes < 2 * last_snapshot_bytes_.load(std::memory_order_relaxed)) return;
+    if (snapshotting_.exchange(true, std::memory_order_acq_rel)) return;
+    if (background_.joinable()) background_.join();
+    background_ = std::thread([this] {
+      auto r = snapshot();
+      if (!r.is_ok())
+        std::fprintf(stderr, "anteroom: snapshot failed: %s\n", r.status().message().c_str());
+      snapshotting_.store(false, std::memory_order_release);
+    });
+  }
+
   std::unique_ptr<Engine> inner_;
   std::unique_ptr<LogWriter> log_;
   const IdCodec codec_;
+  const std::array<uint64_t, 2> key_;
+  const PersistenceOptions options_;
+  const int64_t engine_minus_wall_ms_;
+  std::mutex snapshot_mu_;  // one snapshot at a time; clear waits for it
+  // Lone numbers and a flag: relaxed, except the flag's exchange (acq_rel) that elects the
+  // one thread that starts a snapshot.
+  std::atomic<uint64_t> last_snapshot_bytes_;
+  std::atomic<bool> snapshotting_{false};
+  std::thread background_;  // only the elected thread touches it
   std::mutex events_mu_;
   std::vector<Event> scratch_;  // guarded by events_mu_
   std::deque<Event> events_;    // guarded by events_mu_
@@ -191,11 +296,25 @@ Result<std::unique_ptr<Engine>> open_persistent_engine(const PersistenceOptions&
       data = s.str();
     }
   }
+  // A snapshot that never replaced the log (a crash during compaction) is garbage.
+  ::unlink((options.dir + "/anteroom.log.snapshot").c_str());
   logrec::Recovery recovery;
   logfmt::Reader reader(data);
   logfmt::Record rec;
+  std::optional<uint64_t> snapshot_begin;
   while (reader.next(&rec)) {
     auto any = logrec::decode(rec);
+    if (any.is_ok() && std::holds_alternative<logrec::SnapshotBegin>(any.value()))
+      snapshot_begin = rec.offset;
+    if (any.is_ok() && std::holds_alternative<logrec::SnapshotEnd>(any.value())) {
+      const uint32_t want = std::get<logrec::SnapshotEnd>(any.value()).crc;
+      if (!snapshot_begin ||
+          logfmt::crc32c(data.data() + *snapshot_begin, rec.offset - *snapshot_begin) != want) {
+        return Status(Code::kUnavailable, path + ": the snapshot ending at offset " +
+                                              std::to_string(rec.offset) +
+                                              " does not match its checksum");
+      }
+    }
     if (!any.is_ok()) {
       return Status(Code::kUnavailable, path + ": " + any.status().message() +
                                             "; run `anteroom check-log --fix " + options.dir +
@@ -253,8 +372,8 @@ Result<std::unique_ptr<Engine>> open_persistent_engine(const PersistenceOptions&
       if (Status st = log.value()->wait_durable(pos.value()); !st.is_ok()) return st;
     }
   }
-  return std::unique_ptr<Engine>(
-      std::make_unique<PersistentEngine>(std::move(inner), std::move(log.value()), key));
+  return std::unique_ptr<Engine>(std::make_unique<PersistentEngine>(
+      std::move(inner), std::move(log.value()), key, options, engine_minus_wall));
 }
 
 }  // namespace anteroom

@@ -198,7 +198,8 @@ std::vector<RestoredTicket> Room::export_live() const {
     t.state = state_of(packed);
     t.reason = reason_of(packed);
     if (holds_slot(t.state)) {
-      t.admitted_at_ms = tick_to_ms(std::atomic_ref<const uint32_t>(s->admitted_at).load(std::memory_order_relaxed));
+      t.admitted_at_ms = tick_to_ms(
+          std::atomic_ref<const uint32_t>(s->admitted_at).load(std::memory_order_relaxed));
     }
     out.push_back(std::move(t));
   }

@@ -269,6 +269,26 @@ ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string
     if (!get) return method_not_allowed("GET", Route::kGate);
     return with(gate_route(parts[2], req.cookie), Route::kGate);
   }
+  if (parts.size() == 3 && parts[0] == "v1" && parts[1] == "admin" && parts[2] == "snapshot") {
+    if (req.method != "POST") return method_not_allowed("POST", Route::kSnapshot);
+    if (!authorized(req.authorization)) {
+      return with(
+          error_response(401, "unauthorized", "this route needs Authorization: Bearer <admin key>"),
+          Route::kSnapshot);
+    }
+    auto info = engine_.snapshot();
+    if (!info.is_ok()) {
+      unsigned code = options_.persistence ? 503 : 409;
+      return with(error_response(code, options_.persistence ? "snapshot_failed" : "persistence_off",
+                                 info.status().message()),
+                  Route::kSnapshot);
+    }
+    ApiResponse r;
+    r.body = R"({"bytes_before":)" + std::to_string(info->bytes_before) + R"(,"bytes_after":)" +
+             std::to_string(info->bytes_after) + R"(,"tickets":)" + std::to_string(info->tickets) +
+             "}";
+    return with(r, Route::kSnapshot);
+  }
   if (parts.size() >= 2 && parts[0] == "v1" && parts[1] == "rooms") {
     return rooms_route(req, parts);
   }

@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
   std::unique_ptr<Engine> engine;
   if (o.persistence) {
     std::string warnings;
-    auto opened = open_persistent_engine({o.data_dir, LogWriter::parse_sync(o.appendfsync).value()},
+    auto opened = open_persistent_engine({o.data_dir, LogWriter::parse_sync(o.appendfsync).value(),
+                                          uint64_t{o.snapshot_after_mb} << 20},
                                          EngineOptions{}, &warnings);
     if (!warnings.empty()) std::fprintf(stderr, "anteroom: warning: %s", warnings.c_str());
     if (!opened.is_ok()) {

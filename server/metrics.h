@@ -31,6 +31,7 @@ enum class Route : uint8_t {
   kMetrics,
   kHealth,
   kReady,
+  kSnapshot,
   kNotFound,
   kCount
 };

@@ -60,6 +60,7 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
     ("data-dir", po::value(&o.data_dir)->default_value(o.data_dir), "directory for the token secret, the admin key and the log")
     ("appendfsync", po::value(&o.appendfsync)->default_value(o.appendfsync), "always | everysec | no: when the log is synced to disk")
     ("no-persistence", "keep everything in memory only")
+    ("snapshot-after", po::value(&o.snapshot_after_mb)->default_value(o.snapshot_after_mb), "MiB: snapshot (compact) the log once it is larger than this and twice its last compacted size; 0 = only through POST /v1/admin/snapshot")
     ("admin-key", po::value(&o.admin_key), "Bearer key for the operator routes; default: DATA_DIR/admin-key, created if absent and printed at start")
     ("token-secret", po::value(&o.token_secret), "HS256 secret for admission tokens; default: DATA_DIR/token-secret, created if absent")
     ("max-connections", po::value(&o.max_connections)->default_value(o.max_connections), "open connections at most; more are answered 503 and closed")

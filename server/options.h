@@ -16,6 +16,7 @@ struct Options {
   std::string data_dir = "./data";        // --data-dir: secrets (and, later, the log)
   std::string appendfsync = "everysec";   // --appendfsync always|everysec|no
   bool persistence = true;                // --no-persistence turns it off
+  unsigned snapshot_after_mb = 64;        // --snapshot-after: compact the log past this size
   std::string admin_key;                  // --admin-key; empty: read or create DATA_DIR/admin-key
   std::string token_secret;  // --token-secret; empty: read or create DATA_DIR/token-secret
 

@@ -82,7 +82,8 @@ TEST_P(RestoreTest, ExportThenRestoreKeepsEveryLiveTicket) {
   auto before = GetParam().make(o);
   before->put_room("r", config(2, AdmissionMode::kManual));
   std::vector<std::string> ids;
-  for (int i = 0; i < 8; ++i) ids.emplace_back(id_view(before->join("r", i == 5 ? "user_5" : "")->ticket.id));
+  for (int i = 0; i < 8; ++i)
+    ids.emplace_back(id_view(before->join("r", i == 5 ? "user_5" : "")->ticket.id));
   before->admit("r", 2);
   before->activate("r", ids[1]);
   before->leave("r", ids[3]);

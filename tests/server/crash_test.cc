@@ -141,3 +141,61 @@ TEST_F(Crash, EverysecLosesAtMostTheLastTwoSeconds) {
 
 }  // namespace
 }  // namespace anteroom::testing
+
+namespace anteroom::testing {
+namespace {
+
+// Through the binary: the admin route compacts the log, and the line survives a kill -9
+// right after.
+TEST(CrashSnapshot, SnapshotThroughTheAdminRouteThenKillNine) {
+  fs::path dir = fs::temp_directory_path() / ("anteroom-snaproute-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  auto start = [&](uint16_t* port) {
+    Child c =
+        spawn({ANTEROOM_BINARY, "--listen", "127.0.0.1:0", "--data-dir", dir.string(),
+               "--appendfsync", "always", "--admin-key", kAdminKey, "--token-secret", kSecret});
+    *port = listening_port(c.out);
+    return c;
+  };
+  uint16_t port = 0;
+  Child first = start(&port);
+  ASSERT_NE(port, 0);
+  std::vector<std::string> kept;
+  {
+    HttpClient c(port);
+    c.admin("PUT", "/v1/rooms/r",
+            R"({"capacity":0,"admission":"manual","heartbeat_timeout_seconds":86400})");
+    for (int i = 0; i < 300; ++i) {
+      std::string t = field(c.request("POST", "/v1/rooms/r/tickets").body, "ticket");
+      if (i % 3 == 0) {
+        kept.push_back(t);
+      } else {
+        c.request("DELETE", "/v1/rooms/r/tickets/" + t);
+      }
+    }
+    Reply snap = c.admin("POST", "/v1/admin/snapshot");
+    ASSERT_EQ(snap.status, 200u) << snap.body;
+    EXPECT_EQ(field(snap.body, "tickets"), "100");
+    EXPECT_LT(std::stoull(field(snap.body, "bytes_after")),
+              std::stoull(field(snap.body, "bytes_before")));
+  }
+  kill(first.pid, SIGKILL);
+  wait_exit(first.pid, std::chrono::seconds(5));
+  fclose(first.out);
+  Child second = start(&port);
+  ASSERT_NE(port, 0);
+  {
+    HttpClient c(port);
+    for (size_t i = 0; i < kept.size(); ++i) {
+      Reply r = c.request("GET", "/v1/rooms/r/tickets/" + kept[i]);
+      ASSERT_EQ(r.status, 200u) << i;
+      EXPECT_EQ(field(r.body, "position"), std::to_string(i + 1));
+    }
+  }
+  kill(second.pid, SIGTERM);
+  EXPECT_EQ(wait_exit(second.pid, std::chrono::seconds(10)), 0);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace anteroom::testing

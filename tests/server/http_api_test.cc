@@ -268,3 +268,20 @@ TEST_F(HttpApi, WaitPageSpeaksKoreanOrEnglishAndNeverRedirectsOffSite) {
 
 }  // namespace
 }  // namespace anteroom::testing
+
+namespace anteroom::testing {
+namespace {
+
+TEST(HttpSnapshot, AdminRouteCompactsTheLogOrSaysPersistenceIsOff) {
+  TestServer memory;  // --no-persistence
+  HttpClient c(memory.port());
+  EXPECT_EQ(c.request("POST", "/v1/admin/snapshot").status, 401u);
+  Reply off = c.admin("POST", "/v1/admin/snapshot");
+  EXPECT_EQ(off.status, 409u);
+  EXPECT_EQ(field(boost::json::serialize(boost::json::parse(off.body).at("error")), "code"),
+            "persistence_off");
+  EXPECT_EQ(c.admin("GET", "/v1/admin/snapshot").status, 405u);
+}
+
+}  // namespace
+}  // namespace anteroom::testing
