@@ -40,18 +40,14 @@ measure() {  # mode -> "rps p50 p99 errors"
   echo "${rps:-0} ${p50:-?} ${p99:-?} $(( ${errs:-0} + ${non2xx:-0} ))"
 }
 
-read -r off1 off1_p50 off1_p99 off1_err <<<"$(measure off)"
+# Each mode is paired with a persistence-off run right before it (this machine's speed
+# drifts by 10-20% over a minute, so a ratio is only fair between neighbours in time).
 rows=""
 for mode in no everysec always; do
+  read -r off off_p50 off_p99 off_err <<<"$(measure off)"
   read -r rps p50 p99 err <<<"$(measure "$mode")"
-  declare "rps_$mode=$rps"
-  rows+="| \`$mode\` | $rps | RATIO_$mode | $p50 | $p99 | $err |"$'\n'
-done
-read -r off2 off2_p50 off2_p99 off2_err <<<"$(measure off)"
-anchor=$(python3 -c "print(($off1 + $off2) / 2)")
-for mode in no everysec always; do
-  v="rps_$mode"
-  rows=${rows//RATIO_$mode/$(python3 -c "print(f'{${!v} / $anchor:.2f}x')")}
+  ratio=$(python3 -c "print(f'{$rps / $off:.2f}x')")
+  rows+="| \`$mode\` | $off | $rps | **$ratio** | $p50 / $off_p50 | $p99 / $off_p99 | $err / $off_err |"$'\n'
 done
 recovery=$("$BUILD/bench/anteroom-bench" --benchmark_filter=BM_RecoverLog 2>/dev/null | grep '^BM_RecoverLog')
 rec_ms=$(awk '{print $2}' <<<"$recovery")
@@ -66,16 +62,14 @@ cat >"$OUT" <<MD
 - Date: $(date -u '+%Y-%m-%d %H:%M UTC')
 - Load: \`wrk -t2 -c200 -d${SECS}s --latency\`, anonymous joins (\`POST /v1/rooms/bench/tickets\`),
   on the same 2 cores as the server (\`--threads 2\`), a fresh data directory per run.
-- Anchor: the same server with \`--no-persistence\`, measured first and last; ratio = mode /
-  mean of those two ($anchor joins/s).
+- Anchor: the same server with \`--no-persistence\`, run right before each mode (same wrk
+  command); ratio = mode / that run.
 
 ## Join throughput
 
-| appendfsync | joins/s | ratio to off | p50 | p99 | errors | goal |
-|---|---:|---:|---:|---:|---:|---|
-| off (before) | $off1 | - | $off1_p50 | $off1_p99 | $off1_err | anchor |
-${rows}| off (after) | $off2 | - | $off2_p50 | $off2_p99 | $off2_err | anchor |
-
+| appendfsync | off joins/s | mode joins/s | ratio to off | p50 mode / off | p99 mode / off | errors mode / off |
+|---|---:|---:|---:|---:|---:|---:|
+${rows}
 Goals (persistence issue): everysec >= 0.9x, always >= 0.5x. With \`always\` a join is
 answered only after its record is on disk: one \`fdatasync\` per batch of joins that
 arrived meanwhile (group commit), about 160 us each on this disk.
