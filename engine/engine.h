@@ -109,7 +109,8 @@ class Engine {
   // error if it cannot be). Never blocks; `done` may run on another thread, or at once.
   virtual void when_durable(uint64_t position, std::function<void(Status)> done) {
     static_cast<void>(position);
-    done(Status::ok());
+    auto call = std::move(done);  // nothing is stored: done at once
+    call(Status::ok());
   }
 };
 

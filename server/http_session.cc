@@ -122,7 +122,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const uint64_t at = r.durable_at;
     auto pending = std::make_shared<ApiResponse>(std::move(r));
     ctx_.api.engine().when_durable(
-        at, [self = shared_from_this(), pending, keep_alive, version](Status st) {
+        at, [self = shared_from_this(), pending, keep_alive, version](const Status& st) {
           net::post(self->socket_.get_executor(), [self, pending, keep_alive, version, st] {
             if (!st.is_ok()) {
               ApiResponse failed = error_response(503, "storage_failed",

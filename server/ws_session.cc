@@ -127,7 +127,7 @@ class WsSession : public Stream, public std::enable_shared_from_this<WsSession> 
     if (r->durable_at == 0) return send_ticket(r->ticket, true);
     // Under `appendfsync always` the answer waits until the join is on disk.
     ctx_.api.engine().when_durable(
-        r->durable_at, [self = shared_from_this(), v = r->ticket](Status st) {
+        r->durable_at, [self = shared_from_this(), v = r->ticket](const Status& st) {
           net::post(self->ws_.get_executor(), [self, v, st] {
             if (!st.is_ok()) return self->error("the join could not be stored: " + st.message());
             self->send_ticket(v, true);
