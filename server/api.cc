@@ -52,14 +52,6 @@ unsigned poll_after_ms(const TicketView& v) {
   return is_live(v.state) ? 5000 : 0;
 }
 
-ApiResponse method_not_allowed(const char* allow, Route r) {
-  ApiResponse res =
-      error_response(405, "method_not_allowed", "this path takes only " + std::string(allow));
-  res.headers.emplace_back("Allow", allow);
-  res.route = r;
-  return res;
-}
-
 }  // namespace
 
 ApiResponse error_response(unsigned status, std::string_view code, std::string_view message) {
@@ -73,6 +65,14 @@ ApiResponse error_response(unsigned status, std::string_view code, std::string_v
   r.body = json::serialize(body);
   if (status == 503) r.headers.emplace_back("Retry-After", "5");
   return r;
+}
+
+ApiResponse method_not_allowed(const char* allow, Route r) {
+  ApiResponse res =
+      error_response(405, "method_not_allowed", "this path takes only " + std::string(allow));
+  res.headers.emplace_back("Allow", allow);
+  res.route = r;
+  return res;
 }
 
 ApiResponse engine_error(const Status& st) {

@@ -90,6 +90,8 @@ class Api {
 
 // Error body of SPEC section 3.
 ApiResponse error_response(unsigned status, std::string_view code, std::string_view message);
+// 405 with the Allow header, counted under `r`.
+ApiResponse method_not_allowed(const char* allow, Route r);
 // An engine error as an HTTP error (404 for unknown room or ticket, 503 for a full room...).
 ApiResponse engine_error(const Status& st);
 

@@ -8,14 +8,6 @@ namespace json = boost::json;
 
 namespace {
 
-ApiResponse not_allowed(const char* allow, Route r) {
-  ApiResponse res =
-      error_response(405, "method_not_allowed", std::string("this path takes only ") + allow);
-  res.headers.emplace_back("Allow", allow);
-  res.route = r;
-  return res;
-}
-
 std::optional<json::object> parse_object(std::string_view body, ApiResponse* err,
                                          bool allow_empty) {
   if (allow_empty && body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
@@ -219,7 +211,7 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
     return with(res, r);
   };
   if (p.size() == 2) {
-    if (m != "GET") return not_allowed("GET", Route::kListRooms);
+    if (m != "GET") return method_not_allowed("GET", Route::kListRooms);
     if (auto denied = admin_only(Route::kListRooms)) return *denied;
     json::array rooms;
     for (const RoomInfo& r : engine_.rooms()) rooms.push_back(room_json(r));
@@ -237,7 +229,7 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
   }
   if (p.size() == 3) {
     Route r = m == "PUT" ? Route::kPutRoom : m == "DELETE" ? Route::kDeleteRoom : Route::kGetRoom;
-    if (m != "PUT" && m != "GET" && m != "DELETE") return not_allowed("GET, PUT, DELETE", r);
+    if (m != "PUT" && m != "GET" && m != "DELETE") return method_not_allowed("GET, PUT, DELETE", r);
     if (auto denied = admin_only(r)) return *denied;
     if (m == "PUT") return with(put_room(room, req.body), r);
     if (m == "DELETE") {
@@ -254,12 +246,12 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
   }
   const std::string_view what = p[3];
   if (p.size() == 4 && what == "tickets") {
-    if (m != "POST") return not_allowed("POST", Route::kJoin);
+    if (m != "POST") return method_not_allowed("POST", Route::kJoin);
     return with(join_route(room, req.body), Route::kJoin);
   }
   if (p.size() == 4 && (what == "admit" || what == "clear" || what == "verify")) {
     Route r = what == "admit" ? Route::kAdmit : what == "clear" ? Route::kClear : Route::kVerify;
-    if (m != "POST") return not_allowed("POST", r);
+    if (m != "POST") return method_not_allowed("POST", r);
     if (auto denied = admin_only(r)) return *denied;
     if (what == "admit") return with(admit_route(room, req.body), r);
     if (what == "verify") return with(verify_route(room, req.body), r);
@@ -270,7 +262,7 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
     return with(res, r);
   }
   if (p.size() == 4 && what == "ws") {
-    if (m != "GET") return not_allowed("GET", Route::kWebSocket);
+    if (m != "GET") return method_not_allowed("GET", Route::kWebSocket);
     if (auto info = engine_.room_info(room); !info.is_ok()) {
       return with(engine_error(info.status()), Route::kWebSocket);
     }
@@ -284,7 +276,7 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
     if (p.size() == 6) {
       if (p[5] != "events")
         return with(error_response(404, "not_found", "no such route"), Route::kNotFound);
-      if (m != "GET") return not_allowed("GET", Route::kEvents);
+      if (m != "GET") return method_not_allowed("GET", Route::kEvents);
       auto v = engine_.status(room, ticket);
       if (!v.is_ok()) return with(engine_error(v.status()), Route::kEvents);
       ApiResponse res;
@@ -307,7 +299,7 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
       res.status = 204;
       return with(res, Route::kLeave);
     }
-    return not_allowed("GET, DELETE", Route::kStatus);
+    return method_not_allowed("GET, DELETE", Route::kStatus);
   }
   return with(error_response(404, "not_found", "no such route"), Route::kNotFound);
 }
