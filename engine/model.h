@@ -64,6 +64,7 @@ inline std::string_view id_view(const TicketId& id) { return {id.data(), id.size
 // A ticket as seen from outside at one moment.
 struct TicketView {
   TicketId id{};
+  uint64_t seq = 0;  // its place in the room's join order (0, 1, 2, ...)
   TicketState state = TicketState::kWaiting;
   EndReason reason = EndReason::kNone;
   uint64_t position = 0;  // 1 + WAITING tickets ahead; 0 once not waiting

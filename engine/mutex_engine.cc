@@ -350,6 +350,7 @@ class MutexEngine final : public Engine {
     const Ticket& t = r.tickets[seq];
     TicketView v;
     v.id = t.id;
+    v.seq = seq;
     v.state = t.state;
     v.reason = t.reason;
     v.waiting = r.waiting();

@@ -127,6 +127,7 @@ TicketView Room::view_of(uint64_t seq, const Slot& slot, uint8_t packed,
   } else {
     v.id = codec_.encode(seq, Tag{slot.tag[0], slot.tag[1], slot.tag[2]});
   }
+  v.seq = seq;
   v.state = state_of(packed);
   v.reason = reason_of(packed);
   v.waiting = line_.waiting();

@@ -138,6 +138,7 @@ class WsSession : public Stream, public std::enable_shared_from_this<WsSession> 
   void check(const std::string& uid) {
     json::object o;
     o["type"] = "QUEUE_STATUS";
+    o["inReplyTo"] = "CHECK_QUEUE_STATUS";  // tells the answer from a push of the same type
     auto info = ctx_.api.engine().room_info(room_);
     if (!info.is_ok()) return error(info.status().message());
     if (uid != user_ || ticket_.empty()) {
@@ -154,6 +155,7 @@ class WsSession : public Stream, public std::enable_shared_from_this<WsSession> 
                              : "현재 대기 순번: " + std::to_string(v->position);
       o["position"] = v->position;
       o["ticket"] = ticket_;
+      o["seq"] = v->seq;
       o["status"] = state_name(v->state);
       if (allowed) o["token"] = ctx_.api.token_for(room_, v.value());
     }
@@ -196,6 +198,7 @@ class WsSession : public Stream, public std::enable_shared_from_this<WsSession> 
     }
     o["status"] = state_name(v.state);
     o["ticket"] = std::string(id_view(v.id));
+    o["seq"] = v.seq;
     enqueue(std::make_shared<const std::string>(json::serialize(o)));
   }
 

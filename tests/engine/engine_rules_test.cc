@@ -80,6 +80,8 @@ TEST_P(EngineTest, PositionIsOnePlusWaitingAhead) {
   std::vector<std::string> ids;
   for (int i = 0; i < 10; ++i) ids.push_back(join("r"));
   for (int i = 0; i < 10; ++i) EXPECT_EQ(position("r", ids[i]), static_cast<uint64_t>(i + 1));
+  // `seq` numbers the join order; the loadgen's order checks rely on it.
+  for (int i = 1; i < 10; ++i) EXPECT_EQ(peek("r", ids[i]).seq, peek("r", ids[i - 1]).seq + 1);
   engine_->admit("r", 3);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(position("r", ids[i]), 0u);
   for (int i = 3; i < 10; ++i) EXPECT_EQ(position("r", ids[i]), static_cast<uint64_t>(i - 2));

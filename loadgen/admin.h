@@ -1,0 +1,31 @@
+// Blocking HTTP calls the coordinator makes between phases: create and delete the room,
+// admit (hold's change), read memory. Each runs its own short-lived io_context.
+#pragma once
+
+#include <string>
+
+#include "loadgen/config.h"
+
+namespace anteroom::loadgen {
+
+struct Reply {
+  int status = 0;  // 0: no answer (see error)
+  std::string body;
+  std::string error;  // why there was no answer
+};
+
+// `method path` against the target, with the admin key when `admin` is set.
+Reply http_call(const Config& cfg, const std::string& method, const std::string& path,
+                const std::string& body, bool admin);
+
+// PUT /v1/rooms/{room} with the scenario's settings. Returns "" or what went wrong.
+std::string create_room(const Config& cfg, const std::string& room, const std::string& admission);
+
+// VmRSS of a process in bytes from /proc/PID/status; 0 if unreadable.
+uint64_t rss_bytes(long pid);
+
+// e.g. "Intel Xeon ... (2 cores), 24 GiB, Linux 6.1.0"
+std::string machine_description();
+std::string utc_now_iso();
+
+}  // namespace anteroom::loadgen

@@ -1,0 +1,77 @@
+// The loadgen's settings: one struct for every scenario, filled from the command line (and
+// ANTEROOM_ADMIN_KEY), with each scenario's defaults applied and every value checked.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace anteroom::loadgen {
+
+enum class Scenario { kSeedVisit, kSurge, kScheduled, kProtect, kHold, kClosed, kOrigin };
+enum class Transport { kPoll, kSse, kWs };
+enum class UseVia { kGate, kVerify };
+
+const char* scenario_name(Scenario s);
+const char* transport_name(Transport t);
+
+struct Config {
+  Scenario scenario = Scenario::kSurge;
+  std::string target_host = "127.0.0.1";  // the server (or nginx, or the origin)
+  uint16_t target_port = 8080;
+  std::string path = "/";  // closed model: the request it repeats
+  std::string room;        // empty: a fresh room per run ("lg-<scenario>-<random>")
+  bool keep_room = false;  // leave the room behind after the run
+  std::string admin_key;   // --admin-key or ANTEROOM_ADMIN_KEY
+
+  // Visitors.
+  uint64_t users = 1000;
+  Transport transport = Transport::kPoll;
+  double arrival_rate = 0;  // visitors per second; 0: all arrive at once
+  double stay_s = 1.0;      // admitted visitors stay this long on average (0.5x-1.5x)
+  double abandon = 0.02;    // share of visitors who give up while waiting
+  double patience_s = 10;   // abandoners give up at a random time within this
+  UseVia use = UseVia::kGate;
+  double ws_check_s = 5;  // WebSocket visitors ask CHECK_QUEUE_STATUS this often
+
+  // The room the scenario creates.
+  uint32_t capacity = 100;
+  uint32_t admit_per_second = 0;
+  uint32_t heartbeat_timeout_s = 30;
+  uint32_t allowed_ttl_s = 60;
+  uint32_t session_ttl_s = 120;
+
+  // protect: the demo origin.
+  uint32_t origin_capacity = 50;
+  double origin_service_ms = 200;
+  uint16_t origin_port = 0;  // 0: any free port
+
+  // hold.
+  int64_t server_pid = 0;  // the server's process, for memory per session
+
+  // Machinery.
+  double duration_s = 0;       // closed/hold: how long; others: a limit (0: scenario default)
+  double timeout_s = 30;       // per request or connect
+  uint32_t connections = 100;  // closed model
+  int threads = 0;             // per process; 0: the number of cores
+  int processes = 0;           // 0: as many as the sessions need (18,000 each)
+  int sources = 0;             // source addresses 127.0.0.x; 0: as many as the sessions need
+  std::string out;             // report prefix; empty: results/runs/<scenario>-...
+  bool progress = true;
+  uint64_t seed = 0;    // 0: random
+  std::string command;  // the command line, for the report
+  bool help = false;
+
+  // The resolved settings in display order, for the report.
+  std::vector<std::pair<std::string, std::string>> describe() const;
+};
+
+// Parses argv (argv[1] is the scenario). Returns an empty string, or a clear one-line error;
+// on error `config` may be partly filled and must not be used.
+std::string parse_config(int argc, const char* const* argv, Config* config);
+
+// What --help prints.
+std::string usage();
+
+}  // namespace anteroom::loadgen

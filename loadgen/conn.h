@@ -1,0 +1,120 @@
+// One client connection over Asio coroutines, speaking just enough HTTP/1.1 (keep-alive,
+// Content-Length bodies), Server-Sent Events and WebSocket for a virtual visitor. Errors come
+// back as values (an ErrorKind), never as exceptions. Timeouts come from a per-thread
+// Watchdog that sweeps deadlines every few milliseconds instead of arming a timer per request.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loadgen/run_result.h"
+
+namespace anteroom::loadgen {
+
+namespace net = boost::asio;
+// Microseconds on the steady clock (CLOCK_MONOTONIC: the same in every process).
+int64_t now_us();
+using tcp = net::ip::tcp;
+using Fail = std::optional<ErrorKind>;  // nullopt: it worked
+
+class Conn;
+
+// Closes connections whose deadline passed. One per thread; Conns link themselves in.
+class Watchdog {
+ public:
+  explicit Watchdog(net::io_context& io) : timer_(io) {}
+  void start();
+  void stop();
+
+ private:
+  friend class Conn;
+  void sweep();
+  net::steady_timer timer_;
+  Conn* head_ = nullptr;
+  bool stopped_ = false;
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::string_view body;  // valid until the next call on the connection
+  bool close = false;     // the server said Connection: close
+};
+
+class Conn {
+ public:
+  // `open_gauge` counts this process's open connections (may be null).
+  Conn(net::io_context& io, Watchdog& watchdog, std::atomic<int64_t>* open_gauge);
+  ~Conn();
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+
+  // Connects to `to`, from `from` if it is not unspecified (any free port of that address).
+  net::awaitable<Fail> connect(tcp::endpoint to, net::ip::address from);
+  // Sends one request and reads its response. If the connection was closed, or the server
+  // closed an idle keep-alive connection just as the request went out, it reconnects once,
+  // as browsers do.
+  net::awaitable<Fail> exchange(std::string_view request, HttpResponse* out);
+
+  // Server-Sent Events: sends the request and reads the response head; `*status` is its code
+  // (the stream follows only if it is 200).
+  net::awaitable<Fail> sse_open(std::string_view request, int* status);
+  // The data of the next event that has data (comments and retry lines are skipped).
+  net::awaitable<Fail> sse_next(std::string* data);
+
+  // WebSocket: the upgrade handshake on `path`, then text messages.
+  net::awaitable<Fail> ws_open(std::string_view host, std::string_view path);
+  net::awaitable<Fail> ws_send(std::string_view text);
+  net::awaitable<Fail> ws_next(std::string* text);  // answers pings, ends on close
+  net::awaitable<void> ws_close();
+
+  // Requests after this many microseconds from now fail with kTimeout; 0 switches it off.
+  void set_timeout(int64_t micros);
+  void close();
+  bool is_open() const { return sock_.is_open(); }
+
+ private:
+  friend class Watchdog;
+  net::awaitable<Fail> fill();  // reads more bytes into the buffer
+  net::awaitable<Fail> write_all(std::string_view bytes);
+  struct Head {
+    int status = 0;
+    bool close = false;
+    int64_t content_length = -1;  // -1: none given
+    std::string_view accept;      // Sec-WebSocket-Accept
+    size_t length = 0;            // bytes up to and including the blank line
+  };
+  net::awaitable<Fail> read_head(Head* head);
+  net::awaitable<Fail> read_response(HttpResponse* out);
+  std::string_view pending() const { return {buf_.data() + pos_, end_ - pos_}; }
+  void arm() { deadline_ = timeout_ == 0 ? 0 : now_us() + timeout_; }
+  Fail map_error(const boost::system::error_code& ec) const;
+  void compact();
+
+  tcp::socket sock_;
+  Watchdog& watchdog_;
+  std::atomic<int64_t>* open_gauge_;
+  bool counted_ = false;
+  tcp::endpoint to_;
+  net::ip::address from_;
+  bool connected_once_ = false;
+  std::vector<char> buf_;  // received bytes; [pos_, end_) not yet consumed
+  size_t pos_ = 0;
+  size_t end_ = 0;
+  uint32_t mask_state_ = 0x9e3779b9;  // WebSocket masks need not be secret, only varied
+  std::string frame_;                 // a WebSocket message being reassembled
+  int64_t deadline_ = 0;              // steady clock, microseconds; 0: none
+  int64_t timeout_ = 0;
+  bool timed_out_ = false;
+  Conn* prev_ = nullptr;
+  Conn* next_ = nullptr;
+};
+
+}  // namespace anteroom::loadgen

@@ -1,0 +1,168 @@
+// The Markdown report: the summary that goes into results/ next to the JSON, short enough
+// to read in a terminal or a pull request.
+#include <algorithm>
+#include <cstdio>
+
+#include "loadgen/report.h"
+
+namespace anteroom::loadgen {
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// Microseconds as milliseconds: three decimals below 1 ms, two below 10 ms, one above.
+std::string ms(uint64_t us) {
+  double v = static_cast<double>(us) / 1000.0;
+  return fixed(v, v < 1 ? 3 : v < 10 ? 2 : 1);
+}
+
+// Microseconds as seconds: three decimals below 1 s, two above.
+std::string secs(uint64_t us) {
+  double v = static_cast<double>(us) / 1e6;
+  return fixed(v, v < 1 ? 3 : 2);
+}
+
+// A table cell: a `|` would end the cell and a newline the row.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n' || c == '\r') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// A fence longer than any run of backticks inside, so the command cannot close it.
+std::string fence_for(const std::string& text) {
+  size_t longest = 0;
+  size_t run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  return std::string(std::max<size_t>(3, longest + 1), '`');
+}
+
+void latency_table(const Phase& ph, std::string& out) {
+  out += "| latency (ms) | count | p50 | p90 | p99 | p99.9 | max |\n";
+  out += "|---|---:|---:|---:|---:|---:|---:|\n";
+  auto row = [&](const char* name, const Histogram& h) {
+    out += std::string("| ") + name + " | " + std::to_string(h.count()) + " | " +
+           ms(h.percentile(50)) + " | " + ms(h.percentile(90)) + " | " + ms(h.percentile(99)) +
+           " | " + ms(h.percentile(99.9)) + " | " + ms(h.max()) + " |\n";
+  };
+  Histogram all;
+  int kinds = 0;
+  for (int k = 0; k < kRequestKinds; ++k) {
+    const Histogram& h = ph.latency[k];
+    all.merge(h);
+    if (h.count() == 0) continue;
+    row(request_kind_name(static_cast<RequestKind>(k)), h);
+    ++kinds;
+  }
+  // With a single kind the "all" row would repeat it.
+  if (kinds != 1) row("all", all);
+}
+
+void phase_section(const Phase& ph, std::string& out) {
+  out += "\n## Phase: " + ph.name + " (" + fixed(ph.duration_s, 1) + " s)\n\n";
+  const VisitCounts& v = ph.visits;
+  out +=
+      "| planned | joined | admitted | used | left | abandoned | expired | unresolved | "
+      "failed |\n";
+  out += "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (uint64_t n : {v.planned, v.joined, v.admitted, v.used, v.left, v.abandoned, v.expired,
+                     v.unresolved, v.failed}) {
+    out += "| " + std::to_string(n) + " ";
+  }
+  out += "|\n\n";
+
+  uint64_t requests = ph.requests();
+  double rps = ph.duration_s > 0 ? static_cast<double>(requests) / ph.duration_s : 0.0;
+  out += "- Requests: " + std::to_string(requests) + " (" + fixed(rps, 1) + "/s), error rate " +
+         fixed(ph.error_rate() * 100, 2) + " %\n";
+  std::string errors;
+  for (int k = 0; k < kErrorKinds; ++k) {
+    if (ph.errors[k] == 0) continue;
+    if (!errors.empty()) errors += ", ";
+    errors += std::string(error_kind_name(static_cast<ErrorKind>(k))) + " " +
+              std::to_string(ph.errors[k]);
+  }
+  out += "- Errors: " + (errors.empty() ? std::string("none") : errors) + "\n";
+  out += "- Max open sessions: " + std::to_string(ph.max_open_sessions) + "\n";
+  const Histogram& tta = ph.time_to_admission;
+  if (tta.count() > 0) {
+    out += "- Time to admission: p50 " + secs(tta.percentile(50)) + " s, p99 " +
+           secs(tta.percentile(99)) + " s, max " + secs(tta.max()) + " s (" +
+           std::to_string(tta.count()) + " visitors)\n";
+  } else {
+    out += "- Time to admission: no admissions\n";
+  }
+  const TruthChecks& t = ph.truth;
+  out += "- Truth: inversions " + std::to_string(t.inversions) + ", join-order violations " +
+         std::to_string(t.join_order_violations) + ", positions grew " +
+         std::to_string(t.positions_grew) + ", unresolved " + std::to_string(t.unresolved) + "\n\n";
+  if (requests > 0) {
+    latency_table(ph, out);
+  } else {
+    out += "No requests answered.\n";
+  }
+}
+
+}  // namespace
+
+std::string report_markdown(const RunResult& run) {
+  std::string out = "# anteroom-loadgen: " + run.scenario + "\n\n";
+  std::string fence = fence_for(run.command);
+  out += fence + "\n" + run.command + "\n" + fence + "\n\n";
+  out += "- Machine: " + run.machine + "\n";
+  out += "- Started: " + run.started_at + "\n";
+  out += "- Processes: " + std::to_string(run.processes) +
+         ", source addresses: " + std::to_string(run.source_addresses) + "\n\n";
+
+  size_t failed = 0;
+  for (const Check& c : run.checks) failed += c.passed ? 0 : 1;
+  out += run.passed() ? "**Verdict: PASS**" : "**Verdict: FAIL**";
+  if (run.checks.empty()) {
+    out += " (no checks)";
+  } else {
+    out += " (" + std::to_string(failed) + " of " + std::to_string(run.checks.size()) +
+           " checks failed)";
+  }
+  out += "\n";
+
+  if (!run.checks.empty()) {
+    out += "\n## Checks\n\n| check | result | detail |\n|---|---|---|\n";
+    for (const Check& c : run.checks) {
+      out += "| " + cell(c.name) + " | " + (c.passed ? "PASS" : "**FAIL**") + " | " +
+             cell(c.detail) + " |\n";
+    }
+  }
+  if (!run.metrics.empty()) {
+    out += "\n## Metrics\n\n| metric | value | unit |\n|---|---:|---|\n";
+    for (const Metric& m : run.metrics) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%.6g", m.value);
+      out += "| " + cell(m.name) + " | " + buf + " | " + cell(m.unit) + " |\n";
+    }
+  }
+  if (!run.config.empty()) {
+    out += "\n## Configuration\n\n| setting | value |\n|---|---|\n";
+    for (const auto& [key, value] : run.config) {
+      out += "| " + cell(key) + " | " + cell(value) + " |\n";
+    }
+  }
+  for (const Phase& ph : run.phases) phase_section(ph, out);
+  return out;
+}
+
+}  // namespace anteroom::loadgen

@@ -1,0 +1,258 @@
+#include "loadgen/runner.h"
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+namespace anteroom::loadgen {
+
+namespace {
+
+int threads_for(const Config& cfg) {
+  if (cfg.threads > 0) return cfg.threads;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// One worker process: its share of the visitors (index % processes == w) over its threads.
+[[noreturn]] void worker_main(int w, const Config& cfg, const Plan& plan, const PhaseSpec& spec,
+                              Control& ctl, const std::string& out_path) {
+  const int threads = plan.threads;
+  int64_t t0 = ctl.t0.load();
+  int64_t hard_end = t0 + static_cast<int64_t>(spec.max_seconds * 1e6);
+  struct PerThread {
+    std::unique_ptr<net::io_context> io;
+    std::unique_ptr<Watchdog> watchdog;
+    std::unique_ptr<Recorder> rec;
+    std::unique_ptr<ThreadCtx> ctx;
+    std::unique_ptr<net::steady_timer> stopper;
+    std::vector<VisitorRecord> records;
+    std::vector<uint64_t> indices;
+  };
+  std::vector<PerThread> pts(threads);
+  uint64_t k = 0;
+  for (uint64_t i = static_cast<uint64_t>(w); i < spec.visitors; i += plan.processes, ++k) {
+    pts[k % threads].indices.push_back(i);
+  }
+  for (int t = 0; t < threads; ++t) {
+    PerThread& p = pts[t];
+    p.io = std::make_unique<net::io_context>(1);
+    p.watchdog = std::make_unique<Watchdog>(*p.io);
+    p.rec = std::make_unique<Recorder>(t0);
+    p.ctx.reset(new ThreadCtx{*p.io, *p.watchdog, *p.rec, ctl.live[w], ctl, plan, w, 0});
+    p.records.resize(spec.mode == Mode::kClosed ? 0 : p.indices.size());
+    p.ctx->running = static_cast<int64_t>(p.indices.size());
+    p.rec->visits.planned = spec.mode == Mode::kClosed ? 0 : p.indices.size();
+    for (size_t j = 0; j < p.indices.size(); ++j) {
+      uint64_t i = p.indices[j];
+      if (spec.mode == Mode::kClosed) {
+        int64_t end = t0 + static_cast<int64_t>(cfg.duration_s * 1e6);
+        net::co_spawn(*p.io, closed_loop(*p.ctx, i, end), net::detached);
+      } else {
+        VisitorRecord& r = p.records[j];
+        r.due_us = cfg.arrival_rate > 0
+                       ? t0 + static_cast<int64_t>(static_cast<double>(i) / cfg.arrival_rate * 1e6)
+                       : t0;
+        net::co_spawn(*p.io, visit(*p.ctx, i, r), net::detached);
+      }
+    }
+    p.watchdog->start();
+    p.stopper = std::make_unique<net::steady_timer>(*p.io);
+    auto check = std::make_shared<std::function<void()>>();
+    *check = [&p, &ctl, hard_end, check] {
+      p.stopper->expires_after(std::chrono::milliseconds(50));
+      p.stopper->async_wait([&p, &ctl, hard_end, check](const boost::system::error_code&) {
+        if (ctl.stop.load() != 0 || p.ctx->running <= 0 || now_us() > hard_end) {
+          p.io->stop();
+          return;
+        }
+        (*check)();
+      });
+    };
+    (*check)();
+  }
+  std::vector<std::thread> runners;
+  for (int t = 1; t < threads; ++t) runners.emplace_back([&pts, t] { pts[t].io->run(); });
+  pts[0].io->run();
+  for (auto& th : runners) th.join();
+
+  Recorder all(t0);
+  for (PerThread& p : pts) {
+    p.rec->records = std::move(p.records);
+    all.merge(*p.rec);
+  }
+  std::string bytes = all.encode();
+  std::ofstream f(out_path, std::ios::binary);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  f.close();
+  std::fflush(nullptr);
+  _exit(f ? 0 : 3);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void sum_live(const Control& ctl, int processes, Live* s) {
+  auto add = [](std::atomic<int64_t>& to, const std::atomic<int64_t>& from) {
+    to.store(to.load() + from.load(std::memory_order_relaxed));
+  };
+  for (int w = 0; w < processes; ++w) {
+    const Live& l = ctl.live[w];
+    add(s->open, l.open);
+    add(s->waiting, l.waiting);
+    add(s->active, l.active);
+    add(s->joined, l.joined);
+    add(s->admitted, l.admitted);
+    add(s->finished, l.finished);
+    add(s->errors, l.errors);
+    add(s->held, l.held);
+    add(s->changed, l.changed);
+  }
+}
+
+}  // namespace
+
+std::string run_phase(const Config& cfg, const Plan& base, const PhaseSpec& spec,
+                      PhaseOutput* out) {
+  Plan plan = base;
+  plan.mode = spec.mode;
+  plan.origin_after_admission = spec.origin_after_admission;
+  plan.visitors = spec.visitors;
+  plan.threads = threads_for(cfg);
+  uint64_t sessions = spec.visitors;
+  plan.processes =
+      cfg.processes > 0
+          ? cfg.processes
+          : static_cast<int>((sessions + kSessionsPerProcess - 1) / kSessionsPerProcess);
+  plan.processes = std::clamp(plan.processes, 1, kMaxProcesses);
+  int sources = cfg.sources > 0
+                    ? cfg.sources
+                    : static_cast<int>((sessions + kSessionsPerSource - 1) / kSessionsPerSource);
+  sources = std::max(sources, 1);
+  plan.sources.clear();
+  if (sources > 1) {
+    for (int i = 0; i < sources; ++i) {
+      plan.sources.push_back(net::ip::make_address_v4("127.0.0." + std::to_string(11 + i)));
+    }
+  }
+  out->processes = plan.processes;
+  out->sources = sources;
+
+  void* mem =
+      mmap(nullptr, sizeof(Control), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return "mmap failed";
+  Control* ctl = new (mem) Control();
+  int64_t t0 = now_us() + 200'000;  // time for the workers to set up
+  ctl->t0.store(t0);
+
+  std::string tmp = "/tmp/anteroom-loadgen-" + std::to_string(getpid()) + "-" + spec.name + "-";
+  std::fflush(nullptr);
+  std::vector<pid_t> pids;
+  for (int w = 0; w < plan.processes; ++w) {
+    pid_t pid = fork();
+    if (pid < 0) return "fork failed";
+    if (pid == 0) worker_main(w, cfg, plan, spec, *ctl, tmp + std::to_string(w));
+    pids.push_back(pid);
+  }
+
+  struct Gauge {
+    uint64_t open = 0;
+    uint64_t waiting = 0;
+    uint64_t active = 0;
+  };
+  std::vector<Gauge> gauges;
+  uint64_t max_open = 0;
+  bool tty = isatty(STDERR_FILENO) != 0;
+  int64_t last_print = 0;
+  int live_children = plan.processes;
+  std::vector<int> statuses(plan.processes, -1);
+  int64_t end_at = now_us();
+  while (live_children > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    int64_t now = now_us();
+    Live sum;
+    sum_live(*ctl, plan.processes, &sum);
+    auto open = static_cast<uint64_t>(std::max<int64_t>(0, sum.open.load()));
+    max_open = std::max(max_open, open);
+    if (now >= t0) {
+      auto s = static_cast<size_t>((now - t0) / 1000000);
+      if (gauges.size() <= s) gauges.resize(s + 1);
+      gauges[s].open = std::max(gauges[s].open, open);
+      gauges[s].waiting = static_cast<uint64_t>(std::max<int64_t>(0, sum.waiting.load()));
+      gauges[s].active = static_cast<uint64_t>(std::max<int64_t>(0, sum.active.load()));
+    }
+    if (spec.on_tick) spec.on_tick(*ctl, sum, now);
+    if (cfg.progress && now - last_print > (tty ? 500'000 : 5'000'000)) {
+      last_print = now;
+      std::fprintf(
+          stderr,
+          "%s[%s] %5.1fs open %lld joined %lld waiting %lld active %lld admitted %lld done "
+          "%lld/%llu errors %lld%s",
+          tty ? "\r" : "", spec.name.c_str(), static_cast<double>(now - t0) / 1e6,
+          static_cast<long long>(sum.open.load()), static_cast<long long>(sum.joined.load()),
+          static_cast<long long>(sum.waiting.load()), static_cast<long long>(sum.active.load()),
+          static_cast<long long>(sum.admitted.load()), static_cast<long long>(sum.finished.load()),
+          static_cast<unsigned long long>(spec.visitors), static_cast<long long>(sum.errors.load()),
+          tty ? "   " : "\n");
+    }
+    for (int w = 0; w < plan.processes; ++w) {
+      if (statuses[w] != -1) continue;
+      int st = 0;
+      if (waitpid(pids[w], &st, WNOHANG) == pids[w]) {
+        statuses[w] = st;
+        --live_children;
+        end_at = now;
+      }
+    }
+  }
+  if (cfg.progress && tty) std::fprintf(stderr, "\n");
+
+  Phase& phase = out->phase;
+  phase = Phase{};
+  phase.name = spec.name;
+  phase.duration_s = static_cast<double>(std::max<int64_t>(0, end_at - t0)) / 1e6;
+  std::string failure;
+  for (int w = 0; w < plan.processes; ++w) {
+    std::string path = tmp + std::to_string(w);
+    Recorder r;
+    if (!WIFEXITED(statuses[w]) || WEXITSTATUS(statuses[w]) != 0 || !r.decode(read_file(path))) {
+      failure = "worker process " + std::to_string(w) + " failed (status " +
+                std::to_string(statuses[w]) + ")";
+    } else {
+      r.merge_into(&phase);
+      out->records.insert(out->records.end(), r.records.begin(), r.records.end());
+    }
+    std::remove(path.c_str());
+  }
+  if (phase.seconds.size() < gauges.size()) phase.seconds.resize(gauges.size());
+  for (size_t s = 0; s < gauges.size(); ++s) {
+    phase.seconds[s].open_sessions = gauges[s].open;
+    phase.seconds[s].waiting = gauges[s].waiting;
+    phase.seconds[s].active = gauges[s].active;
+  }
+  phase.max_open_sessions = max_open;
+  for (const VisitorRecord& r : out->records) {
+    if (r.outcome == Outcome::kPending && r.allowed_seen_us == 0 && r.seq != kNoSeq) {
+      ++phase.visits.unresolved;
+    }
+  }
+  phase.truth = check_truth(out->records, spec.mode == Mode::kHold);
+  munmap(mem, sizeof(Control));
+  return failure;
+}
+
+}  // namespace anteroom::loadgen

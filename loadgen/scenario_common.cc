@@ -1,0 +1,79 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
+
+#include "loadgen/admin.h"
+#include "loadgen/report.h"
+#include "loadgen/scenarios.h"
+
+namespace anteroom::loadgen {
+
+RunResult new_result(const Config& cfg) {
+  RunResult run;
+  run.scenario = scenario_name(cfg.scenario);
+  run.command = cfg.command;
+  run.machine = machine_description();
+  run.started_at = utc_now_iso();
+  return run;
+}
+
+std::string room_for(const Config& cfg) {
+  if (!cfg.room.empty()) return cfg.room;
+  std::random_device rd;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%06x", rd() & 0xffffff);
+  return std::string("lg-") + scenario_name(cfg.scenario) + "-" + buf;
+}
+
+Plan base_plan(const Config& cfg, const std::string& room) {
+  Plan p;
+  p.cfg = &cfg;
+  p.target = tcp::endpoint(net::ip::make_address(cfg.target_host), cfg.target_port);
+  p.host = cfg.target_host + ":" + std::to_string(cfg.target_port);
+  p.room = room;
+  return p;
+}
+
+void add_phase(RunResult* run, PhaseOutput&& out, bool expect_no_errors) {
+  run->processes = std::max(run->processes, out.processes);
+  run->source_addresses = std::max(run->source_addresses, out.sources);
+  const Phase& p = out.phase;
+  std::string prefix = run->phases.empty() && p.name == "run" ? "" : p.name + ": ";
+  auto check = [&](const std::string& name, uint64_t value, const std::string& what) {
+    run->checks.push_back({prefix + name, value == 0, std::to_string(value) + " " + what});
+  };
+  if (expect_no_errors) check("no errors", p.error_count(), "errors");
+  check("admission in join order", p.truth.inversions, "inversions observed");
+  check("join order matches seq", p.truth.join_order_violations, "contradictions");
+  check("positions never grew", p.truth.positions_grew, "visitors saw their position grow");
+  check("every ticket resolved", p.truth.unresolved, "tickets neither admitted nor ended");
+  run->phases.push_back(std::move(out.phase));
+}
+
+int finish(const Config& cfg, RunResult* run) {
+  run->config = cfg.describe();
+  std::string prefix = cfg.out;
+  if (prefix.empty()) {
+    prefix = std::string("results/runs/") + scenario_name(cfg.scenario);
+    if (cfg.scenario != Scenario::kClosed && cfg.scenario != Scenario::kSeedVisit) {
+      prefix += "-" + std::to_string(cfg.users) + "-" + transport_name(cfg.transport);
+    }
+  }
+  std::string err = write_reports(*run, prefix);
+  std::fputs(report_markdown(*run).c_str(), stdout);
+  if (!err.empty()) {
+    std::fprintf(stderr, "anteroom-loadgen: %s\n", err.c_str());
+    return 2;
+  }
+  std::printf("\nreports: %s.json %s.md %s.html\n", prefix.c_str(), prefix.c_str(), prefix.c_str());
+  std::printf("%s\n", run->passed() ? "PASS" : "FAIL");
+  return run->passed() ? 0 : 1;
+}
+
+void delete_room(const Config& cfg, const std::string& room) {
+  if (cfg.keep_room) return;
+  http_call(cfg, "DELETE", "/v1/rooms/" + room, "", true);
+}
+
+}  // namespace anteroom::loadgen

@@ -1,0 +1,105 @@
+// hold: --users visitors join a manual room and keep their SSE or WebSocket session open.
+// Once every session is open the server's resident memory is read again (memory per session
+// = growth / sessions), then one change is made (the operator admits the first in line, so
+// every other position moves up by one) and the time until every session has been told is
+// measured. Sessions are held --duration seconds more, then closed.
+#include <cstdio>
+
+#include "loadgen/admin.h"
+#include "loadgen/scenarios.h"
+
+namespace anteroom::loadgen {
+
+int run_hold(const Config& cfg) {
+  std::string room = room_for(cfg);
+  if (std::string e = create_room(cfg, room, "manual"); !e.empty()) {
+    std::fprintf(stderr, "anteroom-loadgen: %s\n", e.c_str());
+    return 2;
+  }
+  uint64_t rss_base = cfg.server_pid > 0 ? rss_bytes(cfg.server_pid) : 0;
+  uint64_t rss_held = 0;
+  int64_t trigger = 0;
+  int64_t all_changed_at = 0;
+  int64_t held_at = 0;
+  uint64_t held = 0;
+  uint64_t changed = 0;
+  int state = 0;
+  int64_t started = now_us();
+  std::string admit_error;
+
+  PhaseSpec spec;
+  spec.mode = Mode::kHold;
+  spec.visitors = cfg.users;
+  spec.max_seconds = cfg.timeout_s * 4 + cfg.duration_s + 120;
+  spec.on_tick = [&](Control& ctl, const Live& sum, int64_t now) {
+    int64_t settled = sum.held.load() + sum.errors.load();
+    if (state == 0 && (settled >= static_cast<int64_t>(cfg.users) ||
+                       now - started > static_cast<int64_t>(cfg.timeout_s * 2e6) + 60'000'000)) {
+      held_at = now;
+      state = 1;
+    } else if (state == 1 && now - held_at > 2'000'000) {
+      // Let the last sessions' buffers settle, then measure, then make the change.
+      held = static_cast<uint64_t>(sum.held.load());
+      if (cfg.server_pid > 0) rss_held = rss_bytes(cfg.server_pid);
+      trigger = now_us();
+      ctl.trigger_us.store(trigger);
+      Reply r = http_call(cfg, "POST", "/v1/rooms/" + room + "/admit", R"({"count":1})", true);
+      if (r.status != 200) admit_error = "admit: HTTP " + std::to_string(r.status) + " " + r.error;
+      state = 2;
+    } else if (state == 2) {
+      changed = static_cast<uint64_t>(sum.changed.load());
+      if (changed >= held || now - trigger > 30'000'000) {
+        all_changed_at = now;
+        state = 3;
+      }
+    } else if (state == 3 && now - all_changed_at > static_cast<int64_t>(cfg.duration_s * 1e6)) {
+      ctl.stop.store(1);
+    }
+  };
+  PhaseOutput out;
+  std::string err = run_phase(cfg, base_plan(cfg, room), spec, &out);
+  delete_room(cfg, room);
+  if (!err.empty()) {
+    std::fprintf(stderr, "anteroom-loadgen: %s\n", err.c_str());
+    return 2;
+  }
+  RunResult run = new_result(cfg);
+  Histogram fanout;
+  for (const VisitorRecord& r : out.records) {
+    if (r.change_seen_us != 0)
+      fanout.record(static_cast<uint64_t>(std::max<int64_t>(0, r.change_seen_us - trigger)));
+  }
+  run.metrics.push_back({"sessions held at once", static_cast<double>(held), "sessions"});
+  run.metrics.push_back({"max connections open at once",
+                         static_cast<double>(out.phase.max_open_sessions), "connections"});
+  if (cfg.server_pid > 0 && held > 0) {
+    double per =
+        (static_cast<double>(rss_held) - static_cast<double>(rss_base)) / static_cast<double>(held);
+    run.metrics.push_back(
+        {"server memory before", static_cast<double>(rss_base) / 1048576.0, "MiB"});
+    run.metrics.push_back(
+        {"server memory holding", static_cast<double>(rss_held) / 1048576.0, "MiB"});
+    run.metrics.push_back({"server memory per session", per, "bytes"});
+    run.checks.push_back({"memory per session at most 8 KiB", per <= 8192,
+                          std::to_string(static_cast<long long>(per)) + " bytes"});
+  }
+  run.metrics.push_back(
+      {"change reached sessions", static_cast<double>(fanout.count()), "sessions"});
+  run.metrics.push_back(
+      {"change fan-out p50", static_cast<double>(fanout.percentile(50)) / 1000, "ms"});
+  run.metrics.push_back(
+      {"change fan-out p99", static_cast<double>(fanout.percentile(99)) / 1000, "ms"});
+  run.metrics.push_back(
+      {"change reached all after", static_cast<double>(fanout.max()) / 1000, "ms"});
+  run.checks.push_back({"every session held", held == cfg.users,
+                        std::to_string(held) + " of " + std::to_string(cfg.users)});
+  run.checks.push_back({"the change reached every session", fanout.count() >= held && held > 0,
+                        std::to_string(fanout.count()) + " of " + std::to_string(held)});
+  if (!admit_error.empty()) run.checks.push_back({"the change was made", false, admit_error});
+  add_phase(&run, std::move(out), true);
+  Config shown = cfg;
+  shown.room = room;
+  return finish(shown, &run);
+}
+
+}  // namespace anteroom::loadgen

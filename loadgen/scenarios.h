@@ -1,0 +1,29 @@
+// The built-in scenarios (docs/loadgen.md). Each returns the process exit status: 0 when
+// every check passed, 1 when one failed, 2 when the run could not be made.
+#pragma once
+
+#include <string>
+
+#include "loadgen/config.h"
+#include "loadgen/run_result.h"
+#include "loadgen/runner.h"
+
+namespace anteroom::loadgen {
+
+int run_seed_visit(const Config& cfg);  // seed_visit.cc
+int run_visits(const Config& cfg);      // surge and scheduled: scenario_visits.cc
+int run_protect(const Config& cfg);     // scenario_protect.cc
+int run_hold(const Config& cfg);        // scenario_hold.cc
+int run_closed(const Config& cfg);      // scenario_closed.cc
+
+// Shared by the scenarios (scenario_common.cc).
+RunResult new_result(const Config& cfg);
+std::string room_for(const Config& cfg);  // --room, or a fresh lg-<scenario>-<random>
+Plan base_plan(const Config& cfg, const std::string& room);
+// Adds the phase with its truth checks (zero errors, inversions, ... as `strict` asks).
+void add_phase(RunResult* run, PhaseOutput&& out, bool expect_no_errors);
+// Writes the reports, prints the summary; the exit status.
+int finish(const Config& cfg, RunResult* run);
+void delete_room(const Config& cfg, const std::string& room);
+
+}  // namespace anteroom::loadgen

@@ -1,0 +1,233 @@
+// seed-visit: seed 000's scripted test, over its WebSocket protocol, printing PASS or FAIL
+// for every step: a room of capacity 10; 20 users enter (10 allowed, 10 queued at 1..10);
+// user_10000 enters and is queued at 11; another user enters and user_10000 is still 11;
+// the visitors leave one a second and user_10000 moves up by one each time; then user_10000
+// is admitted (pushed, with a token the gate accepts) and user_20000 is first in line.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "loadgen/admin.h"
+#include "loadgen/conn.h"
+#include "loadgen/scenarios.h"
+
+namespace anteroom::loadgen {
+
+namespace {
+
+std::string ws_msg(const char* type, const std::string& user) {
+  return std::string(R"({"type":")") + type + R"(","userId":")" + user + "\"}";
+}
+
+class Script {
+ public:
+  Script(const Config& cfg, std::string room, RunResult* run)
+      : cfg_(cfg), room_(std::move(room)), run_(run), io_(1), wd_(io_) {}
+
+  void run() {
+    net::co_spawn(io_, steps(), net::detached);
+    wd_.start();
+    io_.run();
+  }
+
+ private:
+  bool step(const std::string& name, bool ok, const std::string& detail) {
+    run_->checks.push_back({name, ok, detail});
+    std::printf("%s  %s%s%s\n", ok ? "PASS" : "FAIL", name.c_str(), detail.empty() ? "" : ": ",
+                detail.c_str());
+    std::fflush(stdout);
+    return ok;
+  }
+
+  net::awaitable<std::unique_ptr<Conn>> open_socket() {
+    auto c = std::make_unique<Conn>(io_, wd_, nullptr);
+    c->set_timeout(static_cast<int64_t>(cfg_.timeout_s * 1e6));
+    tcp::endpoint to(net::ip::make_address(cfg_.target_host), cfg_.target_port);
+    Fail f = co_await c->connect(to, net::ip::address());
+    if (f) co_return nullptr;
+    f = co_await c->ws_open(cfg_.target_host, "/v1/rooms/" + room_ + "/ws");
+    if (f) co_return nullptr;
+    co_return c;
+  }
+
+  // The next message of `type` (others are skipped); false on error or timeout.
+  net::awaitable<bool> next_of(Conn& c, const std::string& type, Message* m) {
+    std::string text;
+    bool found = false;
+    while (!found) {
+      Fail f = co_await c.ws_next(&text);
+      if (f) break;
+      found = parse_message(text, m) && m->type == type;
+    }
+    co_return found;
+  }
+
+  net::awaitable<void> pause(int ms) {
+    net::steady_timer t(io_);
+    t.expires_after(std::chrono::milliseconds(ms));
+    co_await t.async_wait(net::as_tuple(net::use_awaitable));
+  }
+
+  net::awaitable<void> steps() {
+    co_await script();
+    users_.clear();
+    me_.reset();
+    other_.reset();
+    wd_.stop();
+  }
+
+  net::awaitable<void> script() {
+    Message m;
+    // Step 1: 20 users enter a room of capacity 10.
+    int allowed = 0;
+    int queued_right = 0;
+    std::string detail;
+    for (int i = 0; i < 20; ++i) {
+      auto c = co_await open_socket();
+      if (!c)
+        co_return (void) step("20 users enter", false, "cannot open socket " + std::to_string(i));
+      std::string user = "user_" + std::to_string(i);
+      co_await c->ws_send(ws_msg("ENTER", user));
+      const char* want = i < 10 ? "ALLOWED" : "QUEUE";
+      bool got = co_await next_of(*c, want, &m);
+      if (!got) {
+        co_return (void) step("20 users enter", false, user + " did not get " + want);
+      }
+      if (i < 10) ++allowed;
+      if (i >= 10 && m.position == i - 9) ++queued_right;
+      users_.push_back(std::move(c));
+    }
+    if (!step("20 users enter a room of capacity 10: the first 10 ALLOWED", allowed == 10,
+              std::to_string(allowed) + " allowed"))
+      co_return;
+    if (!step("the next 10 QUEUE at positions 1 to 10", queued_right == 10,
+              std::to_string(queued_right) + " at the right position"))
+      co_return;
+
+    // Step 2: user_10000 enters and waits at 11.
+    me_ = co_await open_socket();
+    if (!me_) co_return (void) step("user_10000 enters", false, "cannot open socket");
+    co_await me_->ws_send(ws_msg("ENTER", "user_10000"));
+    bool ok = co_await next_of(*me_, "QUEUE", &m);
+    if (!step("user_10000 enters and is queued at 11", ok && m.position == 11,
+              "position " + std::to_string(m.position)))
+      co_return;
+
+    // Step 3: someone else enters; user_10000 keeps its place.
+    other_ = co_await open_socket();
+    if (!other_) co_return (void) step("user_20000 enters", false, "cannot open socket");
+    co_await other_->ws_send(ws_msg("ENTER", "user_20000"));
+    ok = co_await next_of(*other_, "QUEUE", &m);
+    if (!step("user_20000 enters behind, at 12", ok && m.position == 12,
+              "position " + std::to_string(m.position)))
+      co_return;
+    co_await me_->ws_send(ws_msg("CHECK_QUEUE_STATUS", "user_10000"));
+    ok = co_await answer(*me_, &m);
+    if (!step("user_10000 keeps position 11 while the line grows", ok && m.position == 11,
+              "position " + std::to_string(m.position)))
+      co_return;
+
+    // Step 4: the visitors leave one a second; user_10000 moves up by one each time.
+    int moved_right = 0;
+    for (int i = 0; i < 10; ++i) {
+      co_await pause(1000);
+      co_await users_[i]->ws_send(ws_msg("LEAVE", "user_" + std::to_string(i)));
+      bool next_in = co_await next_of(*users_[10 + i], "ALLOWED", &m);
+      co_await me_->ws_send(ws_msg("CHECK_QUEUE_STATUS", "user_10000"));
+      bool asked = co_await answer(*me_, &m);
+      if (next_in && asked && m.position == 10 - i)
+        ++moved_right;
+      else
+        detail = "after " + std::to_string(i + 1) + " left: position " + std::to_string(m.position);
+    }
+    if (!step("visitors leave one a second; user_10000 moves up by one each time",
+              moved_right == 10, detail))
+      co_return;
+
+    // Step 5: one more leaves; user_10000 is admitted without asking, with a working token.
+    co_await users_[10]->ws_send(ws_msg("LEAVE", "user_10"));
+    ok = co_await next_of(*me_, "ALLOWED", &m);
+    if (!step("user_10000 is admitted (ALLOWED pushed)", ok && !m.token.empty(),
+              ok ? "token received" : "no ALLOWED"))
+      co_return;
+    Reply gate = http_call_gate(m.token);
+    step("the gate lets user_10000's token in", gate.status == 204,
+         "HTTP " + std::to_string(gate.status));
+    co_await other_->ws_send(ws_msg("CHECK_QUEUE_STATUS", "user_20000"));
+    ok = co_await answer(*other_, &m);
+    step("user_20000 is now first in line", ok && m.position == 1,
+         "position " + std::to_string(m.position));
+  }
+
+  // The answer to a CHECK_QUEUE_STATUS (pushed QUEUE_STATUS frames are skipped).
+  net::awaitable<bool> answer(Conn& c, Message* m) {
+    bool ok = true;
+    do {
+      ok = co_await next_of(c, "QUEUE_STATUS", m);
+    } while (ok && !m->reply);
+    co_return ok;
+  }
+
+  Reply http_call_gate(const std::string& token) {
+    // A plain GET with the cookie the waiting page would set.
+    Config c = cfg_;
+    std::string path = "/v1/gate/" + room_;
+    Reply r;
+    net::io_context io(1);
+    Watchdog wd(io);
+    net::co_spawn(
+        io,
+        [&]() -> net::awaitable<void> {
+          Conn conn(io, wd, nullptr);
+          conn.set_timeout(static_cast<int64_t>(c.timeout_s * 1e6));
+          tcp::endpoint to(net::ip::make_address(c.target_host), c.target_port);
+          HttpResponse resp;
+          Fail f = co_await conn.connect(to, net::ip::address());
+          std::string req = "GET " + path + " HTTP/1.1\r\nHost: " + c.target_host +
+                            "\r\nCookie: anteroom_" + room_ + "=" + token + "\r\n\r\n";
+          if (!f) f = co_await conn.exchange(req, &resp);
+          if (!f) r.status = resp.status;
+          wd.stop();
+        },
+        net::detached);
+    wd.start();
+    io.run();
+    return r;
+  }
+
+  const Config& cfg_;
+  std::string room_;
+  RunResult* run_;
+  net::io_context io_;
+  Watchdog wd_;
+  std::vector<std::unique_ptr<Conn>> users_;
+  std::unique_ptr<Conn> me_;
+  std::unique_ptr<Conn> other_;
+};
+
+}  // namespace
+
+int run_seed_visit(const Config& cfg) {
+  std::string room = room_for(cfg);
+  RunResult run = new_result(cfg);
+  std::string e = create_room(cfg, room, "auto");
+  if (!run.checks.emplace_back(Check{"create room " + room + " (capacity 10, auto)", e.empty(), e})
+           .passed) {
+    std::printf("FAIL  create room: %s\n", e.c_str());
+    return finish(cfg, &run);
+  }
+  std::printf("PASS  create room %s (capacity 10, auto)\n", room.c_str());
+  Script(cfg, room, &run).run();
+  delete_room(cfg, room);
+  Config shown = cfg;
+  shown.room = room;
+  return finish(shown, &run);
+}
+
+}  // namespace anteroom::loadgen
