@@ -99,6 +99,7 @@ void apply_scenario_defaults(Config* c) {
     case Scenario::kProtect:
       c->capacity = 0;  // set to the origin's capacity below unless given
       c->abandon = 0;
+      c->stay_s = 0;  // the origin's service time is the stay
       break;
     case Scenario::kHold:
       c->transport = Transport::kSse;

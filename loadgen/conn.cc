@@ -421,12 +421,27 @@ net::awaitable<Fail> Conn::ws_next(std::string* text) {
 }
 
 net::awaitable<void> Conn::ws_close() {
+  // The closing handshake, as browsers do it: send Close, then read (and drop) whatever is
+  // still coming until the server's Close or the end of the stream. Closing the socket with
+  // unread data in it would send a reset, and a reset can make the server's kernel drop
+  // frames the server has not read yet, such as the LEAVE just sent.
   if (sock_.is_open()) {
     std::array<uint8_t, 4> mask{1, 2, 3, 4};
     std::string body = {'\x03', '\xe8'};  // 1000: normal closure
     timed_out_ = false;
     arm();
-    co_await write_all(ws_client_frame(WsOpcode::kClose, body, mask));
+    Fail f = co_await write_all(ws_client_frame(WsOpcode::kClose, body, mask));
+    while (!f) {
+      WsFrame fr;
+      size_t n = ws_parse_frame(pending(), kMaxBody, &fr);
+      if (n == kWsBad) break;
+      if (n == kWsNeedMore) {
+        f = co_await fill();
+        continue;
+      }
+      pos_ += n;
+      if (fr.opcode == WsOpcode::kClose) break;
+    }
     deadline_ = 0;
   }
   close();

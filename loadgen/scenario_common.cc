@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <random>
+#include <thread>
+
+#include <boost/json.hpp>
 
 #include "loadgen/admin.h"
 #include "loadgen/report.h"
@@ -53,6 +56,11 @@ void add_phase(RunResult* run, PhaseOutput&& out, bool expect_no_errors) {
 
 int finish(const Config& cfg, RunResult* run) {
   run->config = cfg.describe();
+  for (auto& [k, v] : run->config) {  // what "auto" resolved to
+    if (k == "processes") v = std::to_string(run->processes);
+    if (k == "sources") v = std::to_string(run->source_addresses);
+    if (k == "threads" && cfg.threads == 0) v = std::to_string(std::thread::hardware_concurrency());
+  }
   std::string prefix = cfg.out;
   if (prefix.empty()) {
     prefix = std::string("results/runs/") + scenario_name(cfg.scenario);
@@ -69,6 +77,35 @@ int finish(const Config& cfg, RunResult* run) {
   std::printf("\nreports: %s.json %s.md %s.html\n", prefix.c_str(), prefix.c_str(), prefix.c_str());
   std::printf("%s\n", run->passed() ? "PASS" : "FAIL");
   return run->passed() ? 0 : 1;
+}
+
+void check_server_agrees(const Config& cfg, const std::string& room, const Phase& phase,
+                         RunResult* run) {
+  Reply r = http_call(cfg, "GET", "/v1/rooms/" + room, "", true);
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(r.body, ec);
+  const boost::json::value* totals =
+      ec || !v.is_object() ? nullptr : v.as_object().if_contains("totals");
+  if (r.status != 200 || totals == nullptr || !totals->is_object()) {
+    run->checks.push_back(
+        {"the server's totals agree", false,
+         "could not read the room: HTTP " + std::to_string(r.status) + " " + r.error});
+    return;
+  }
+  auto total = [&](const char* key) -> uint64_t {
+    const boost::json::value* x = totals->as_object().if_contains(key);
+    return x != nullptr && x->is_uint64()  ? x->as_uint64()
+           : x != nullptr && x->is_int64() ? static_cast<uint64_t>(x->as_int64())
+                                           : 0;
+  };
+  uint64_t joined = total("joined");
+  uint64_t left = total("left");
+  run->checks.push_back(
+      {"the server counted every join", joined == phase.visits.joined,
+       "server " + std::to_string(joined) + ", visitors " + std::to_string(phase.visits.joined)});
+  run->checks.push_back(
+      {"every leave took effect at the server", left == phase.visits.left,
+       "server " + std::to_string(left) + ", visitors " + std::to_string(phase.visits.left)});
 }
 
 void delete_room(const Config& cfg, const std::string& room) {

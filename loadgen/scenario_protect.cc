@@ -65,6 +65,7 @@ int run_protect(const Config& cfg) {
   queued.visitors = cfg.users;
   PhaseOutput q;
   if (err.empty()) err = run_phase(cfg, plan, queued, &q);
+  if (err.empty()) check_server_agrees(cfg, room, q.phase, &run);
   delete_room(cfg, room);
   kill(origin_pid, SIGTERM);
   waitpid(origin_pid, nullptr, 0);

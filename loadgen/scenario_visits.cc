@@ -19,6 +19,7 @@ int run_visits(const Config& cfg) {
   if (cfg.duration_s > 0) spec.max_seconds = cfg.duration_s;
   PhaseOutput out;
   std::string err = run_phase(cfg, base_plan(cfg, room), spec, &out);
+  if (err.empty()) check_server_agrees(cfg, room, out.phase, &run);
   delete_room(cfg, room);
   if (!err.empty()) {
     std::fprintf(stderr, "anteroom-loadgen: %s\n", err.c_str());

@@ -25,5 +25,9 @@ void add_phase(RunResult* run, PhaseOutput&& out, bool expect_no_errors);
 // Writes the reports, prints the summary; the exit status.
 int finish(const Config& cfg, RunResult* run);
 void delete_room(const Config& cfg, const std::string& room);
+// Asks the server for the room's totals and checks they agree with what the visitors did:
+// every join the visitors had answered was counted, every leave they sent took effect.
+void check_server_agrees(const Config& cfg, const std::string& room, const Phase& phase,
+                         RunResult* run);
 
 }  // namespace anteroom::loadgen

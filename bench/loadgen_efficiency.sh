@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The loadgen's own efficiency: its closed model against nginx returning a fixed 200, side
+# by side with wrk using the same connections and threads, alternating rounds so drift on a
+# shared machine hits both alike. Writes results/loadgen-efficiency.md.
+# usage: bench/loadgen_efficiency.sh [LOADGEN_BINARY] [SECONDS] [ROUNDS]  (needs wrk, nginx-light)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LG=${1:-build/loadgen/anteroom-loadgen}
+SECS=${2:-10}
+ROUNDS=${3:-3}
+CONNS=200
+THREADS=2
+OUT=results/loadgen-efficiency.md
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; exit 1; }
+
+N=$(free_port)
+cat >"$work/nginx.conf" <<NGINX
+worker_processes auto;
+pid $work/nginx.pid;
+error_log $work/error.log crit;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    client_body_temp_path $work/body; proxy_temp_path $work/proxy; fastcgi_temp_path $work/f;
+    uwsgi_temp_path $work/u; scgi_temp_path $work/s;
+    server {
+        listen 127.0.0.1:$N;
+        location / { default_type application/json; return 200 '{"status":"WAITING","position":1}'; }
+    }
+}
+NGINX
+nginx -p "$work" -c "$work/nginx.conf" -g 'daemon off;' & pids+=($!)
+wait_port "$N"
+
+rows=""
+wrk_total=0
+lg_total=0
+for r in $(seq 1 "$ROUNDS"); do
+  w=$(wrk -t$THREADS -c$CONNS -d${SECS}s "http://127.0.0.1:$N/" | awk '/Requests\/sec/ {print $2}')
+  "$LG" closed --target "127.0.0.1:$N/" --connections $CONNS --threads $THREADS --duration "$SECS" \
+    --out "$work/closed" --quiet >/dev/null
+  l=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(next(m["value"] for m in r["metrics"] if m["name"]=="requests per second"))' "$work/closed.json")
+  ratio=$(python3 -c "print(f'{$l/$w:.2f}')")
+  rows+="| $r | $(printf '%.0f' "$w") | $(printf '%.0f' "$l") | $ratio |"$'\n'
+  wrk_total=$(python3 -c "print($wrk_total+$w)")
+  lg_total=$(python3 -c "print($lg_total+$l)")
+  echo "round $r: wrk $w req/s, loadgen $l req/s, ratio $ratio" >&2
+done
+overall=$(python3 -c "print(f'{$lg_total/$wrk_total:.2f}')")
+machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') ($(nproc) cores), $(uname -sr)"
+cat >"$OUT" <<MD
+# Loadgen efficiency: closed model against wrk
+
+Command: \`bench/loadgen_efficiency.sh $LG $SECS $ROUNDS\` ($(date -u +%Y-%m-%d))
+Machine: $machine; nginx-light (worker_processes auto) returning a fixed 200 on loopback,
+wrk and the loadgen taking turns, each with $THREADS threads and $CONNS keep-alive connections for
+$SECS s (\`wrk -t$THREADS -c$CONNS -d${SECS}s\` and \`anteroom-loadgen closed --connections $CONNS
+--threads $THREADS --duration $SECS\`). Everything shares the same $(nproc) cores, so the load generator's
+own CPU cost shows directly in the figure.
+
+| round | wrk req/s | loadgen req/s | loadgen / wrk |
+|---:|---:|---:|---:|
+${rows}
+**Overall: loadgen / wrk = ${overall}** (goal: at least 0.90, so that what gets measured is the
+server, not the load generator).
+MD
+cat "$OUT"
