@@ -3,8 +3,8 @@
 // --stream-keepalive seconds, each time also counting as the ticket's heartbeat. Ends after
 // the ticket is admitted (the frame carries the token) or has ended.
 #include <chrono>
-#include <deque>
 
+#include "server/send_queue.h"
 #include "server/sessions.h"
 
 namespace anteroom {
@@ -127,7 +127,7 @@ class SseSession : public Stream, public std::enable_shared_from_this<SseSession
   ConnectionSlot slot_;
   net::steady_timer timer_;
   const std::string room_, ticket_;
-  std::deque<std::shared_ptr<const std::string>> queue_;
+  SendQueue queue_;
   std::array<char, 256> sink_{};
   TicketState last_state_ = TicketState::kWaiting;
   uint64_t last_position_ = 0;

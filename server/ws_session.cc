@@ -5,10 +5,11 @@
 //           QUEUE_STATUS pushed when the user's position moves (at most once per
 //           --push-interval), ERROR on anything malformed (the socket stays open).
 // Messages may carry extra fields: position, ticket, token.
+#include <array>
 #include <boost/json.hpp>
 #include <chrono>
-#include <deque>
 
+#include "server/send_queue.h"
 #include "server/sessions.h"
 
 namespace anteroom {
@@ -59,6 +60,7 @@ class WsSession : public Stream, public std::enable_shared_from_this<WsSession> 
 
  private:
   void on_accept(beast::error_code ec) {
+    req_ = {};  // the upgrade request's headers are not needed once the handshake is done
     if (ec) return;
     ctx_.hub.attach(room_, shared_from_this(), true);
     if (auto info = ctx_.api.engine().room_info(room_); info.is_ok()) {  // counts at once
@@ -81,15 +83,21 @@ class WsSession : public Stream, public std::enable_shared_from_this<WsSession> 
     });
   }
 
+  // Reads a message in small pieces into msg_: a waiting visitor sends a message every few
+  // seconds at most, and a full-size read buffer per held socket would be most of its memory.
   void do_read() {
-    ws_.async_read(in_, beast::bind_front_handler(&WsSession::on_read, shared_from_this()));
+    ws_.async_read_some(net::buffer(piece_),
+                        beast::bind_front_handler(&WsSession::on_read, shared_from_this()));
   }
 
-  void on_read(beast::error_code ec, std::size_t) {
+  void on_read(beast::error_code ec, std::size_t n) {
     if (ec) return close();
-    std::string text = beast::buffers_to_string(in_.data());
-    in_.consume(in_.size());
-    handle(text);
+    msg_.append(piece_.data(), n);
+    if (ws_.is_message_done()) {
+      std::string text = std::move(msg_);
+      msg_ = std::string();
+      handle(text);
+    }
     do_read();
   }
 
@@ -247,8 +255,9 @@ class WsSession : public Stream, public std::enable_shared_from_this<WsSession> 
   net::steady_timer timer_;
   const std::string room_;
   std::string user_, ticket_;
-  beast::flat_buffer in_;
-  std::deque<std::shared_ptr<const std::string>> queue_;
+  std::array<char, 256> piece_{};
+  std::string msg_;  // the message being read
+  SendQueue queue_;
   TicketState last_state_ = TicketState::kWaiting;
   uint64_t last_position_ = 0;
   bool closed_ = false;

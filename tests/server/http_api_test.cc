@@ -72,8 +72,10 @@ TEST_F(HttpApi, JoinStatusAndLeaveWithTheStatusObject) {
   Reply second = client_->request("POST", "/v1/rooms/r/tickets", R"({"user":"b"})");
   ASSERT_EQ(second.status, 201u);
   EXPECT_EQ(keys(second.body),
-            (std::set<std::string>{"room", "ticket", "status", "position", "waiting", "active",
-                                   "capacity", "eta_seconds", "poll_after_ms"}));
+            (std::set<std::string>{"room", "ticket", "status", "seq", "position", "waiting",
+                                   "active", "capacity", "eta_seconds", "poll_after_ms"}));
+  // seq is the join order: b joined right after a.
+  EXPECT_EQ(std::stoull(field(second.body, "seq")), std::stoull(field(first.body, "seq")) + 1);
   EXPECT_EQ(field(second.body, "room"), "r");
   EXPECT_EQ(field(second.body, "status"), "WAITING");
   EXPECT_EQ(field(second.body, "position"), "1");

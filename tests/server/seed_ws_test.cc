@@ -109,5 +109,38 @@ TEST(SeedWebSocket, MalformedMessagesGetErrorAndTheSocketStaysOpen) {
   EXPECT_TRUE(ws.next_of("ALLOWED"));
 }
 
+// The server reads messages in small pieces: one longer than a piece still arrives whole,
+// and one over the body limit ends the socket instead of growing a buffer without bound.
+TEST(SeedWebSocket, LongMessagesArriveWholeAndOversizedOnesCloseTheSocket) {
+  TestServer server;
+  HttpClient admin(server.port());
+  admin.admin("PUT", "/v1/rooms/blog", R"({"capacity":1})");
+  WsClient ws(server.port(), "/v1/rooms/blog/ws");
+  std::string user(120, 'u');
+  std::string padded =
+      R"({"type":"ENTER","userId":")" + user + R"(","note":")" + std::string(3000, 'x') + "\"}";
+  ws.send(padded);
+  auto allowed = ws.next_of("ALLOWED");
+  ASSERT_TRUE(allowed);
+  EXPECT_FALSE(field(*allowed, "ticket").empty());
+
+  WsClient big(server.port(), "/v1/rooms/blog/ws");
+  ASSERT_TRUE(big.next_of("VISITOR_COUNT"));  // sent on connect
+  try {
+    big.send(std::string(64 * 1024, ' '));  // over the 16 KiB body limit
+  } catch (const std::exception&) {         // the server may close before all of it is sent
+  }
+  // The server closed the socket: an ENTER that a live socket answers with QUEUE (the one
+  // slot is taken) gets nothing.
+  try {
+    big.send(msg("ENTER", "late"));
+  } catch (const std::exception&) {  // the reset may already have arrived
+  }
+  EXPECT_FALSE(big.next_of("QUEUE", std::chrono::seconds(2)));
+  WsClient live(server.port(), "/v1/rooms/blog/ws");
+  live.send(msg("ENTER", "late"));
+  EXPECT_TRUE(live.next_of("QUEUE"));
+}
+
 }  // namespace
 }  // namespace anteroom::testing
