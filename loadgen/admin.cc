@@ -89,8 +89,8 @@ std::string machine_description() {
   utsname u{};
   uname(&u);
   return model + " (" + std::to_string(std::thread::hardware_concurrency()) + " cores), " +
-         std::to_string((mem_kb + 512 * 1024) / (1024 * 1024)) + " GiB, " + u.sysname + " " +
-         u.release;
+         std::to_string((mem_kb + uint64_t{512} * 1024) / (uint64_t{1024} * 1024)) + " GiB, " +
+         u.sysname + " " + u.release;
 }
 
 std::string utc_now_iso() {

@@ -181,7 +181,10 @@ std::string parse_config(int argc, const char* const* argv, Config* c) {
   if (sc == kScenarios.end()) return "unknown scenario '" + std::string(first) + "' (see --help)";
   c->scenario = sc->second;
   apply_scenario_defaults(c);
-  if (const char* key = std::getenv("ANTEROOM_ADMIN_KEY")) c->admin_key = key;
+  // Read once while parsing the command line, before any thread exists.
+  if (const char* key = std::getenv("ANTEROOM_ADMIN_KEY")) {  // NOLINT(concurrency-mt-unsafe)
+    c->admin_key = key;
+  }
 
   bool capacity_given = false;
   auto u64 = [](uint64_t* dst, uint64_t lo, uint64_t hi) {

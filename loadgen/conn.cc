@@ -15,8 +15,8 @@ namespace anteroom::loadgen {
 
 namespace {
 constexpr auto kTok = net::as_tuple(net::use_awaitable);
-constexpr size_t kMaxHead = 64 * 1024;
-constexpr size_t kMaxBody = 4 * 1024 * 1024;
+constexpr size_t kMaxHead = size_t{64} * 1024;
+constexpr size_t kMaxBody = size_t{4} * 1024 * 1024;
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -75,7 +75,7 @@ Conn::Conn(net::io_context& io, Watchdog& watchdog, std::atomic<int64_t>* open_g
   next_ = watchdog_.head_;
   if (next_ != nullptr) next_->prev_ = this;
   watchdog_.head_ = this;
-  buf_.resize(16 * 1024);
+  buf_.resize(size_t{16} * 1024);
   mask_state_ ^= static_cast<uint32_t>(reinterpret_cast<uintptr_t>(this) >> 4);
 }
 
@@ -283,7 +283,6 @@ net::awaitable<Fail> Conn::exchange(std::string_view request, HttpResponse* out)
 }
 
 net::awaitable<Fail> Conn::sse_open(std::string_view request, int* status) {
-  HttpResponse r;
   timed_out_ = false;
   arm();
   if (!sock_.is_open()) {

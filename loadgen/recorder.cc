@@ -8,7 +8,7 @@ namespace anteroom::loadgen {
 
 Recorder::Second& Recorder::second_at(int64_t at_us) {
   int64_t s = std::max<int64_t>(0, (at_us - t0_) / 1000000);
-  auto i = static_cast<size_t>(std::min<int64_t>(s, 24 * 3600));
+  auto i = static_cast<size_t>(std::min<int64_t>(s, int64_t{24} * 3600));
   if (seconds_.size() <= i) seconds_.resize(i + 1);
   return seconds_[i];
 }

@@ -146,7 +146,7 @@ std::string run_phase(const Config& cfg, const Plan& base, const PhaseSpec& spec
   plan.sources.clear();
   if (sources > 1) {
     for (int i = 0; i < sources; ++i) {
-      plan.sources.push_back(net::ip::make_address_v4("127.0.0." + std::to_string(11 + i)));
+      plan.sources.emplace_back(net::ip::make_address_v4("127.0.0." + std::to_string(11 + i)));
     }
   }
   out->processes = plan.processes;

@@ -139,7 +139,8 @@ std::string Api::status_json(std::string_view room, const TicketView& v) const {
   out += id_view(v.id);
   out += R"(","status":")";
   out += state_name(v.state);
-  std::snprintf(buf, sizeof buf, R"(","seq":%llu,"position":%llu,"waiting":%llu,"active":%llu,"capacity":%u,)",
+  std::snprintf(buf, sizeof buf,
+                R"(","seq":%llu,"position":%llu,"waiting":%llu,"active":%llu,"capacity":%u,)",
                 static_cast<unsigned long long>(v.seq), static_cast<unsigned long long>(v.position),
                 static_cast<unsigned long long>(v.waiting),
                 static_cast<unsigned long long>(v.active), v.capacity);
