@@ -22,7 +22,7 @@ constexpr const char* kQueuedText = "대기열에 추가되었습니다. 순서�
 class WsSession : public Stream, public std::enable_shared_from_this<WsSession> {
  public:
   WsSession(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot, std::string room)
-      : ws_(std::move(stream)),
+      : ws_(stream.release_socket()),  // the socket alone: Beast's websocket has its own timer
         ctx_(ctx),
         slot_(std::move(slot)),
         timer_(ws_.get_executor()),
@@ -244,18 +244,18 @@ class WsSession : public Stream, public std::enable_shared_from_this<WsSession> 
     timer_.cancel();
     ctx_.hub.detach(room_, this);
     beast::error_code ec;
-    beast::get_lowest_layer(ws_).socket().shutdown(tcp::socket::shutdown_both, ec);
-    beast::get_lowest_layer(ws_).close();
+    ws_.next_layer().shutdown(tcp::socket::shutdown_both, ec);
+    ws_.next_layer().close(ec);
   }
 
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<tcp::socket> ws_;
   http::request<http::string_body> req_;
   ServerContext& ctx_;
   ConnectionSlot slot_;
   net::steady_timer timer_;
   const std::string room_;
   std::string user_, ticket_;
-  std::array<char, 256> piece_{};
+  std::array<char, 128> piece_{};
   std::string msg_;  // the message being read
   SendQueue queue_;
   TicketState last_state_ = TicketState::kWaiting;
