@@ -35,7 +35,8 @@ for n in $SIZES; do
     runs+=("results/runs/$name.json")
   done
 done
-machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') ($(nproc) cores), $(uname -sr)"
+source bench/lib.sh
+machine=$(machine_line)
 python3 - "$OUT" "$machine" "$CAPACITY" "$STAY" "${runs[@]}" <<'PY'
 import json, sys, datetime
 out, machine, capacity, stay, paths = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]

@@ -46,7 +46,8 @@ run protect protect --users 2000 --origin-capacity 50 --origin-service-ms 200
 start_server
 run scheduled scheduled --users 3000 --admit-per-second 200 --stay 1
 
-machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') ($(nproc) cores), $(uname -sr)"
+source bench/lib.sh
+machine=$(machine_line)
 python3 - "$OUT" "$machine" "${cmds[@]}" <<'PY'
 import json, sys, datetime
 out, machine, cmds = sys.argv[1], sys.argv[2], sys.argv[3:]

@@ -11,27 +11,10 @@ work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; exit 1; }
+source bench/lib.sh
 
 N=$(free_port); A=$(free_port); KEY=bench-key
-cat >"$work/nginx.conf" <<NGINX
-worker_processes auto;
-pid $work/nginx.pid;
-error_log $work/error.log crit;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    client_body_temp_path $work/body; proxy_temp_path $work/proxy; fastcgi_temp_path $work/f;
-    uwsgi_temp_path $work/u; scgi_temp_path $work/s;
-    server {
-        listen 127.0.0.1:$N;
-        location / { default_type application/json; return 200 '{"status":"WAITING","position":1}'; }
-    }
-}
-NGINX
-nginx -p "$work" -c "$work/nginx.conf" -g 'daemon off;' & pids+=($!)
+nginx_fixed_200 "$work" "$N"
 "$BIN" --listen "127.0.0.1:$A" --threads 2 --data-dir "$work/data" --no-persistence --admin-key "$KEY" \
   --token-secret bench >/dev/null 2>&1 & pids+=($!)
 wait_port "$N"; wait_port "$A"

@@ -14,12 +14,13 @@
 namespace anteroom::loadgen {
 
 Reply http_call(const Config& cfg, const std::string& method, const std::string& path,
-                const std::string& body, bool admin) {
+                const std::string& body, bool admin, const std::string& extra_headers) {
   net::io_context io(1);
   Watchdog wd(io);
   Reply reply;
   std::string req = method + " " + path + " HTTP/1.1\r\nHost: " + cfg.target_host + "\r\n";
   if (admin) req += "Authorization: Bearer " + cfg.admin_key + "\r\n";
+  req += extra_headers;
   if (!body.empty()) {
     req +=
         "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";

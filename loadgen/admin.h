@@ -15,8 +15,9 @@ struct Reply {
 };
 
 // `method path` against the target, with the admin key when `admin` is set.
+// `extra_headers` are whole lines, each ending in CRLF.
 Reply http_call(const Config& cfg, const std::string& method, const std::string& path,
-                const std::string& body, bool admin);
+                const std::string& body, bool admin, const std::string& extra_headers = "");
 
 // PUT /v1/rooms/{room} with the scenario's settings. Returns "" or what went wrong.
 std::string create_room(const Config& cfg, const std::string& room, const std::string& admission);

@@ -282,14 +282,18 @@ net::awaitable<Fail> Conn::exchange(std::string_view request, HttpResponse* out)
   co_return ErrorKind::kClosed;
 }
 
+net::awaitable<Fail> Conn::reopen() {
+  if (sock_.is_open()) co_return std::nullopt;
+  if (!connected_once_) co_return ErrorKind::kConnect;
+  Fail f = co_await connect(to_, from_);
+  arm();  // connect() spent the deadline it was given; the request gets its own
+  co_return f;
+}
+
 net::awaitable<Fail> Conn::sse_open(std::string_view request, int* status) {
   timed_out_ = false;
   arm();
-  if (!sock_.is_open()) {
-    if (!connected_once_) co_return ErrorKind::kConnect;
-    if (Fail f = co_await connect(to_, from_)) co_return f;
-    arm();
-  }
+  if (Fail f = co_await reopen()) co_return f;
   compact();
   if (Fail f = co_await write_all(request)) co_return f;
   Head h;
@@ -343,11 +347,7 @@ net::awaitable<Fail> Conn::sse_next(std::string* data) {
 net::awaitable<Fail> Conn::ws_open(std::string_view host, std::string_view path) {
   timed_out_ = false;
   arm();
-  if (!sock_.is_open()) {
-    if (!connected_once_) co_return ErrorKind::kConnect;
-    if (Fail f = co_await connect(to_, from_)) co_return f;
-    arm();
-  }
+  if (Fail f = co_await reopen()) co_return f;
   std::string key = ws_new_key();
   std::string req;
   req.reserve(256);

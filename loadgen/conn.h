@@ -82,7 +82,8 @@ class Conn {
 
  private:
   friend class Watchdog;
-  net::awaitable<Fail> fill();  // reads more bytes into the buffer
+  net::awaitable<Fail> fill();    // reads more bytes into the buffer
+  net::awaitable<Fail> reopen();  // connects again to the same place if it was closed
   net::awaitable<Fail> write_all(std::string_view bytes);
   struct Head {
     int status = 0;

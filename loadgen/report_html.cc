@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "loadgen/report.h"
+#include "loadgen/report_format.h"
 #include "loadgen/svg_chart.h"
 
 namespace anteroom::loadgen {
@@ -30,23 +31,6 @@ svg.chart { display: block; margin: 0.8em 0; max-width: 100%; height: auto; }
 )";
 
 std::string esc(const std::string& s) { return xml_escape(s); }
-
-std::string fixed(double v, int decimals) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-// Same number formats as the Markdown report.
-std::string ms(uint64_t us) {
-  double v = static_cast<double>(us) / 1000.0;
-  return fixed(v, v < 1 ? 3 : v < 10 ? 2 : 1);
-}
-
-std::string secs(uint64_t us) {
-  double v = static_cast<double>(us) / 1e6;
-  return fixed(v, v < 1 ? 3 : 2);
-}
 
 std::string td(const std::string& escaped_text, bool numeric = false) {
   return numeric ? "<td class=\"n\">" + escaped_text + "</td>" : "<td>" + escaped_text + "</td>";
@@ -88,9 +72,8 @@ void summary(const RunResult& run, std::string& out) {
   if (!run.metrics.empty()) {
     out += "<h2>Metrics</h2>\n<table>\n" + header_row({"metric", "value", "unit"});
     for (const Metric& m : run.metrics) {
-      char buf[48];
-      std::snprintf(buf, sizeof buf, "%.6g", m.value);
-      out += "<tr>" + td(esc(m.name)) + td(buf, true) + td(esc(m.unit)) + "</tr>\n";
+      out +=
+          "<tr>" + td(esc(m.name)) + td(metric_value(m.value), true) + td(esc(m.unit)) + "</tr>\n";
     }
     out += "</table>\n";
   }

@@ -4,29 +4,11 @@
 #include <cstdio>
 
 #include "loadgen/report.h"
+#include "loadgen/report_format.h"
 
 namespace anteroom::loadgen {
 namespace {
 
-std::string fixed(double v, int decimals) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-// Microseconds as milliseconds: three decimals below 1 ms, two below 10 ms, one above.
-std::string ms(uint64_t us) {
-  double v = static_cast<double>(us) / 1000.0;
-  return fixed(v, v < 1 ? 3 : v < 10 ? 2 : 1);
-}
-
-// Microseconds as seconds: three decimals below 1 s, two above.
-std::string secs(uint64_t us) {
-  double v = static_cast<double>(us) / 1e6;
-  return fixed(v, v < 1 ? 3 : 2);
-}
-
-// A table cell: a `|` would end the cell and a newline the row.
 std::string cell(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -150,9 +132,7 @@ std::string report_markdown(const RunResult& run) {
   if (!run.metrics.empty()) {
     out += "\n## Metrics\n\n| metric | value | unit |\n|---|---:|---|\n";
     for (const Metric& m : run.metrics) {
-      char buf[48];
-      std::snprintf(buf, sizeof buf, "%.6g", m.value);
-      out += "| " + cell(m.name) + " | " + buf + " | " + cell(m.unit) + " |\n";
+      out += "| " + cell(m.name) + " | " + metric_value(m.value) + " | " + cell(m.unit) + " |\n";
     }
   }
   if (!run.config.empty()) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "loadgen/report.h"
+#include "loadgen/report_format.h"
 #include "loadgen/svg_chart.h"
 
 namespace anteroom::loadgen {
@@ -246,6 +247,25 @@ TEST(WriteReports, WritesThreeFilesAndCreatesTheDirectory) {
   std::ofstream(dir / "file") << "x";
   EXPECT_NE(write_reports(sample_run(), (dir / "file" / "run").string()), "");
   fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace anteroom::loadgen
+
+namespace anteroom::loadgen {
+namespace {
+
+TEST(ReportFormat, NumbersReadTheSameInEveryReport) {
+  EXPECT_EQ(ms(431), "0.431");
+  EXPECT_EQ(ms(4310), "4.31");
+  EXPECT_EQ(ms(43100), "43.1");
+  EXPECT_EQ(secs(250000), "0.250");
+  EXPECT_EQ(secs(22937600), "22.94");
+  EXPECT_EQ(metric_value(10.6824), "10.7");
+  EXPECT_EQ(metric_value(0.43125), "0.431");
+  EXPECT_EQ(metric_value(7511.85), "7512");
+  EXPECT_EQ(metric_value(19000), "19000");
+  EXPECT_EQ(metric_value(-2.5), "-2.50");
 }
 
 }  // namespace

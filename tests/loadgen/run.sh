@@ -86,8 +86,9 @@ assert sum(q["errors"].values()) == 0, q["errors"]
 assert q["visits"]["used"] == q["visits"]["planned"], q["visits"]
 print(f"ok protect: direct error rate {d['error_rate']:.2f}, queued {q['error_rate']:.2f}")
 PY
-for f in seed-visit surge-poll protect; do
-  grep -q '<svg' "$OUT/$f.html" || fail "$f.html has no chart"
+for f in surge-poll surge-ws protect; do
+  [[ $(grep -o '<svg' "$OUT/$f.html" | wc -l) -ge 4 ]] || fail "$f.html lacks its charts"
   grep -q '^# ' "$OUT/$f.md" || fail "$f.md has no title"
 done
+grep -q 'user_10000 is admitted' "$OUT/seed-visit.md" || fail "seed-visit.md lacks its steps"
 echo "PASS: loadgen against a real server"

@@ -1,0 +1,37 @@
+# Shared by the benchmark scripts (source it): ports, and nginx answering a fixed 200, the
+# anchor the server and the loadgen are compared with.
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; exit 1; }
+
+# nginx_fixed_200 WORKDIR PORT [WORKERS] [CONNECTIONS_PER_WORKER] [LISTEN_OPTIONS]
+# Starts nginx in the background (its pid is appended to the caller's `pids` array) answering
+# every request with a fixed 200, and waits until it accepts.
+nginx_fixed_200() {
+  local work=$1 port=$2 workers=${3:-auto} conns=${4:-4096} listen_opts=${5:-}
+  cat >"$work/nginx.conf" <<NGINX
+worker_processes $workers;
+worker_rlimit_nofile 20000;
+pid $work/nginx.pid;
+error_log $work/error.log crit;
+events { worker_connections $conns; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    keepalive_timeout 120s;
+    client_body_temp_path $work/body; proxy_temp_path $work/proxy; fastcgi_temp_path $work/f;
+    uwsgi_temp_path $work/u; scgi_temp_path $work/s;
+    server {
+        listen 127.0.0.1:$port $listen_opts;
+        location / { default_type application/json; return 200 '{"status":"WAITING","position":1}'; }
+    }
+}
+NGINX
+  nginx -p "$work" -c "$work/nginx.conf" -g 'daemon off;' &
+  pids+=($!)
+  wait_port "$port"
+}
+
+machine_line() {
+  echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') ($(nproc) cores), $(uname -sr)"
+}
