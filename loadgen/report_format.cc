@@ -27,4 +27,17 @@ std::string metric_value(double v) {
   return fixed(v, a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3);
 }
 
+void latency_rows(const Phase& ph, const std::function<void(const char*, const Histogram&)>& row) {
+  Histogram all;
+  int kinds = 0;
+  for (int k = 0; k < kRequestKinds; ++k) {
+    const Histogram& h = ph.latency[k];
+    all.merge(h);
+    if (h.count() == 0) continue;
+    row(request_kind_name(static_cast<RequestKind>(k)), h);
+    ++kinds;
+  }
+  if (kinds != 1) row("all", all);
+}
+
 }  // namespace anteroom::loadgen

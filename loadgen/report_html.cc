@@ -137,16 +137,7 @@ void phase_tables(const Phase& ph, std::string& out) {
            td(ms(h.percentile(99)), true) + td(ms(h.percentile(99.9)), true) +
            td(ms(h.max()), true) + "</tr>\n";
   };
-  Histogram all;
-  int kinds = 0;
-  for (int k = 0; k < kRequestKinds; ++k) {
-    const Histogram& h = ph.latency[k];
-    all.merge(h);
-    if (h.count() == 0) continue;
-    latency_row(request_kind_name(static_cast<RequestKind>(k)), h);
-    ++kinds;
-  }
-  if (kinds != 1) latency_row("all", all);
+  latency_rows(ph, latency_row);
   out += "</table>\n";
 }
 

@@ -42,17 +42,7 @@ void latency_table(const Phase& ph, std::string& out) {
            ms(h.percentile(50)) + " | " + ms(h.percentile(90)) + " | " + ms(h.percentile(99)) +
            " | " + ms(h.percentile(99.9)) + " | " + ms(h.max()) + " |\n";
   };
-  Histogram all;
-  int kinds = 0;
-  for (int k = 0; k < kRequestKinds; ++k) {
-    const Histogram& h = ph.latency[k];
-    all.merge(h);
-    if (h.count() == 0) continue;
-    row(request_kind_name(static_cast<RequestKind>(k)), h);
-    ++kinds;
-  }
-  // With a single kind the "all" row would repeat it.
-  if (kinds != 1) row("all", all);
+  latency_rows(ph, row);
 }
 
 void phase_section(const Phase& ph, std::string& out) {
