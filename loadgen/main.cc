@@ -13,8 +13,7 @@ int main(int argc, char** argv) {
   Config cfg;
   std::string err = parse_config(argc, argv, &cfg);
   if (!err.empty()) {
-    std::fprintf(stderr, "anteroom-loadgen: %s\n", err.c_str());
-    return 2;
+    return cannot_run(err);
   }
   if (cfg.help) {
     std::fputs(usage().c_str(), stdout);

@@ -245,12 +245,8 @@ std::string run_phase(const Config& cfg, const Plan& base, const PhaseSpec& spec
     phase.seconds[s].active = gauges[s].active;
   }
   phase.max_open_sessions = max_open;
-  for (const VisitorRecord& r : out->records) {
-    if (r.outcome == Outcome::kPending && r.allowed_seen_us == 0 && r.seq != kNoSeq) {
-      ++phase.visits.unresolved;
-    }
-  }
   phase.truth = check_truth(out->records, spec.mode == Mode::kHold);
+  phase.visits.unresolved = phase.truth.unresolved;
   munmap(mem, sizeof(Control));
   return failure;
 }

@@ -16,8 +16,7 @@ int run_closed(const Config& cfg) {
   PhaseOutput out;
   std::string err = run_phase(cfg, base_plan(cfg, ""), spec, &out);
   if (!err.empty()) {
-    std::fprintf(stderr, "anteroom-loadgen: %s\n", err.c_str());
-    return 2;
+    return cannot_run(err);
   }
   const Phase& p = out.phase;
   double secs = cfg.duration_s;
@@ -30,7 +29,7 @@ int run_closed(const Config& cfg) {
   run.processes = out.processes;
   run.source_addresses = out.sources;
   run.phases.push_back(std::move(out.phase));
-  return finish(cfg, &run);
+  return finish(cfg, "", &run);
 }
 
 }  // namespace anteroom::loadgen

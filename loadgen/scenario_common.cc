@@ -54,9 +54,15 @@ void add_phase(RunResult* run, PhaseOutput&& out, bool expect_no_errors) {
   run->phases.push_back(std::move(out.phase));
 }
 
-int finish(const Config& cfg, RunResult* run) {
+int cannot_run(const std::string& why) {
+  std::fprintf(stderr, "anteroom-loadgen: %s\n", why.c_str());
+  return 2;
+}
+
+int finish(const Config& cfg, const std::string& room, RunResult* run) {
   run->config = cfg.describe();
   for (auto& [k, v] : run->config) {  // what "auto" resolved to
+    if (k == "room" && !room.empty()) v = room;
     if (k == "processes") v = std::to_string(run->processes);
     if (k == "sources") v = std::to_string(run->source_addresses);
     if (k == "threads" && cfg.threads == 0) v = std::to_string(std::thread::hardware_concurrency());
@@ -70,10 +76,7 @@ int finish(const Config& cfg, RunResult* run) {
   }
   std::string err = write_reports(*run, prefix);
   std::fputs(report_markdown(*run).c_str(), stdout);
-  if (!err.empty()) {
-    std::fprintf(stderr, "anteroom-loadgen: %s\n", err.c_str());
-    return 2;
-  }
+  if (!err.empty()) return cannot_run(err);
   std::printf("\nreports: %s.json %s.md %s.html\n", prefix.c_str(), prefix.c_str(), prefix.c_str());
   std::printf("%s\n", run->passed() ? "PASS" : "FAIL");
   return run->passed() ? 0 : 1;

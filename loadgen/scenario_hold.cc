@@ -13,8 +13,7 @@ namespace anteroom::loadgen {
 int run_hold(const Config& cfg) {
   std::string room = room_for(cfg);
   if (std::string e = create_room(cfg, room, "manual"); !e.empty()) {
-    std::fprintf(stderr, "anteroom-loadgen: %s\n", e.c_str());
-    return 2;
+    return cannot_run(e);
   }
   uint64_t rss_base = cfg.server_pid > 0 ? rss_bytes(cfg.server_pid) : 0;
   uint64_t rss_held = 0;
@@ -60,8 +59,7 @@ int run_hold(const Config& cfg) {
   std::string err = run_phase(cfg, base_plan(cfg, room), spec, &out);
   delete_room(cfg, room);
   if (!err.empty()) {
-    std::fprintf(stderr, "anteroom-loadgen: %s\n", err.c_str());
-    return 2;
+    return cannot_run(err);
   }
   RunResult run = new_result(cfg);
   Histogram fanout;
@@ -97,9 +95,7 @@ int run_hold(const Config& cfg) {
                         std::to_string(fanout.count()) + " of " + std::to_string(held)});
   if (!admit_error.empty()) run.checks.push_back({"the change was made", false, admit_error});
   add_phase(&run, std::move(out), true);
-  Config shown = cfg;
-  shown.room = room;
-  return finish(shown, &run);
+  return finish(cfg, room, &run);
 }
 
 }  // namespace anteroom::loadgen

@@ -45,8 +45,7 @@ int run_protect(const Config& cfg) {
   if (std::string e = create_room(cfg, room, "auto"); !e.empty()) {
     kill(origin_pid, SIGTERM);
     waitpid(origin_pid, nullptr, 0);
-    std::fprintf(stderr, "anteroom-loadgen: %s\n", e.c_str());
-    return 2;
+    return cannot_run(e);
   }
   Plan plan = base_plan(cfg, room);
   plan.origin = tcp::endpoint(net::ip::make_address("127.0.0.1"), port);
@@ -70,8 +69,7 @@ int run_protect(const Config& cfg) {
   kill(origin_pid, SIGTERM);
   waitpid(origin_pid, nullptr, 0);
   if (!err.empty()) {
-    std::fprintf(stderr, "anteroom-loadgen: %s\n", err.c_str());
-    return 2;
+    return cannot_run(err);
   }
   double direct_rate = d.phase.error_rate();
   double queued_rate = q.phase.error_rate();
@@ -91,9 +89,7 @@ int run_protect(const Config& cfg) {
   // The direct phase is meant to fail: only its order checks would make no sense to add.
   run.phases.push_back(std::move(d.phase));
   add_phase(&run, std::move(q), true);
-  Config shown = cfg;
-  shown.room = room;
-  return finish(shown, &run);
+  return finish(cfg, room, &run);
 }
 
 }  // namespace anteroom::loadgen

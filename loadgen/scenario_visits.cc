@@ -10,8 +10,7 @@ namespace anteroom::loadgen {
 int run_visits(const Config& cfg) {
   std::string room = room_for(cfg);
   if (std::string e = create_room(cfg, room, "auto"); !e.empty()) {
-    std::fprintf(stderr, "anteroom-loadgen: %s\n", e.c_str());
-    return 2;
+    return cannot_run(e);
   }
   RunResult run = new_result(cfg);
   PhaseSpec spec;
@@ -22,8 +21,7 @@ int run_visits(const Config& cfg) {
   if (err.empty()) check_server_agrees(cfg, room, out.phase, &run);
   delete_room(cfg, room);
   if (!err.empty()) {
-    std::fprintf(stderr, "anteroom-loadgen: %s\n", err.c_str());
-    return 2;
+    return cannot_run(err);
   }
   const Phase& p = out.phase;
   double tta_p50 = static_cast<double>(p.time_to_admission.percentile(50)) / 1e6;
@@ -33,9 +31,7 @@ int run_visits(const Config& cfg) {
   run.metrics.push_back(
       {"max sessions open at once", static_cast<double>(p.max_open_sessions), "sessions"});
   add_phase(&run, std::move(out), true);
-  Config shown = cfg;
-  shown.room = room;
-  return finish(shown, &run);
+  return finish(cfg, room, &run);
 }
 
 }  // namespace anteroom::loadgen

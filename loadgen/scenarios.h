@@ -22,8 +22,11 @@ std::string room_for(const Config& cfg);  // --room, or a fresh lg-<scenario>-<r
 Plan base_plan(const Config& cfg, const std::string& room);
 // Adds the phase with its truth checks (zero errors, inversions, ... as `strict` asks).
 void add_phase(RunResult* run, PhaseOutput&& out, bool expect_no_errors);
-// Writes the reports, prints the summary; the exit status.
-int finish(const Config& cfg, RunResult* run);
+// Writes the reports, prints the summary; the exit status. `room` is the room the run used
+// (shown in the report's settings; empty for none).
+int finish(const Config& cfg, const std::string& room, RunResult* run);
+// Says why the run could not be made, on stderr; the exit status for that (2).
+int cannot_run(const std::string& why);
 void delete_room(const Config& cfg, const std::string& room);
 // Asks the server for the room's totals and checks they agree with what the visitors did:
 // every join the visitors had answered was counted, every leave they sent took effect.

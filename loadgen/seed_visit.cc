@@ -21,10 +21,6 @@ namespace anteroom::loadgen {
 
 namespace {
 
-std::string ws_msg(const char* type, const std::string& user) {
-  return std::string(R"({"type":")") + type + R"(","userId":")" + user + "\"}";
-}
-
 class Script {
  public:
   Script(const Config& cfg, std::string room, RunResult* run)
@@ -93,7 +89,7 @@ class Script {
       if (!c)
         co_return (void) step("20 users enter", false, "cannot open socket " + std::to_string(i));
       std::string user = "user_" + std::to_string(i);
-      co_await c->ws_send(ws_msg("ENTER", user));
+      co_await c->ws_send(seed_ws_message("ENTER", user));
       const char* want = i < 10 ? "ALLOWED" : "QUEUE";
       bool got = co_await next_of(*c, want, &m);
       if (!got) {
@@ -113,7 +109,7 @@ class Script {
     // Step 2: user_10000 enters and waits at 11.
     me_ = co_await open_socket();
     if (!me_) co_return (void) step("user_10000 enters", false, "cannot open socket");
-    co_await me_->ws_send(ws_msg("ENTER", "user_10000"));
+    co_await me_->ws_send(seed_ws_message("ENTER", "user_10000"));
     bool ok = co_await next_of(*me_, "QUEUE", &m);
     if (!step("user_10000 enters and is queued at 11", ok && m.position == 11,
               "position " + std::to_string(m.position)))
@@ -122,12 +118,12 @@ class Script {
     // Step 3: someone else enters; user_10000 keeps its place.
     other_ = co_await open_socket();
     if (!other_) co_return (void) step("user_20000 enters", false, "cannot open socket");
-    co_await other_->ws_send(ws_msg("ENTER", "user_20000"));
+    co_await other_->ws_send(seed_ws_message("ENTER", "user_20000"));
     ok = co_await next_of(*other_, "QUEUE", &m);
     if (!step("user_20000 enters behind, at 12", ok && m.position == 12,
               "position " + std::to_string(m.position)))
       co_return;
-    co_await me_->ws_send(ws_msg("CHECK_QUEUE_STATUS", "user_10000"));
+    co_await me_->ws_send(seed_ws_message("CHECK_QUEUE_STATUS", "user_10000"));
     ok = co_await answer(*me_, &m);
     if (!step("user_10000 keeps position 11 while the line grows", ok && m.position == 11,
               "position " + std::to_string(m.position)))
@@ -137,9 +133,9 @@ class Script {
     int moved_right = 0;
     for (int i = 0; i < 10; ++i) {
       co_await pause(1000);
-      co_await users_[i]->ws_send(ws_msg("LEAVE", "user_" + std::to_string(i)));
+      co_await users_[i]->ws_send(seed_ws_message("LEAVE", "user_" + std::to_string(i)));
       bool next_in = co_await next_of(*users_[10 + i], "ALLOWED", &m);
-      co_await me_->ws_send(ws_msg("CHECK_QUEUE_STATUS", "user_10000"));
+      co_await me_->ws_send(seed_ws_message("CHECK_QUEUE_STATUS", "user_10000"));
       bool asked = co_await answer(*me_, &m);
       if (next_in && asked && m.position == 10 - i)
         ++moved_right;
@@ -151,7 +147,7 @@ class Script {
       co_return;
 
     // Step 5: one more leaves; user_10000 is admitted without asking, with a working token.
-    co_await users_[10]->ws_send(ws_msg("LEAVE", "user_10"));
+    co_await users_[10]->ws_send(seed_ws_message("LEAVE", "user_10"));
     ok = co_await next_of(*me_, "ALLOWED", &m);
     if (!step("user_10000 is admitted (ALLOWED pushed)", ok && !m.token.empty(),
               ok ? "token received" : "no ALLOWED"))
@@ -161,7 +157,7 @@ class Script {
                            "Cookie: anteroom_" + room_ + "=" + m.token + "\r\n");
     step("the gate lets user_10000's token in", gate.status == 204,
          "HTTP " + std::to_string(gate.status));
-    co_await other_->ws_send(ws_msg("CHECK_QUEUE_STATUS", "user_20000"));
+    co_await other_->ws_send(seed_ws_message("CHECK_QUEUE_STATUS", "user_20000"));
     ok = co_await answer(*other_, &m);
     step("user_20000 is now first in line", ok && m.position == 1,
          "position " + std::to_string(m.position));
@@ -195,14 +191,12 @@ int run_seed_visit(const Config& cfg) {
   if (!run.checks.emplace_back(Check{"create room " + room + " (capacity 10, auto)", e.empty(), e})
            .passed) {
     std::printf("FAIL  create room: %s\n", e.c_str());
-    return finish(cfg, &run);
+    return finish(cfg, room, &run);
   }
   std::printf("PASS  create room %s (capacity 10, auto)\n", room.c_str());
   Script(cfg, room, &run).run();
   delete_room(cfg, room);
-  Config shown = cfg;
-  shown.room = room;
-  return finish(shown, &run);
+  return finish(cfg, room, &run);
 }
 
 }  // namespace anteroom::loadgen

@@ -40,6 +40,10 @@ bool parse_message(std::string_view text, Message* m) {
   return true;
 }
 
+std::string seed_ws_message(const char* type, const std::string& user) {
+  return std::string(R"({"type":")") + type + R"(","userId":")" + user + "\"}";
+}
+
 namespace {
 
 constexpr auto kTok = net::as_tuple(net::use_awaitable);
@@ -378,17 +382,13 @@ class Visitor {
     if (ok) end(Outcome::kServed);
   }
 
-  static std::string ws_msg(const char* type, const std::string& user) {
-    return std::string(R"({"type":")") + type + R"(","userId":")" + user + "\"}";
-  }
-
   net::awaitable<void> run_ws() {
     if (Fail f = co_await conn_.ws_open(t_.plan.host, base_ + "/ws")) {
       fail(*f);
       co_return;
     }
     int64_t sent = now_us();
-    if (Fail f = co_await conn_.ws_send(ws_msg("ENTER", user_))) {
+    if (Fail f = co_await conn_.ws_send(seed_ws_message("ENTER", user_))) {
       fail(*f);
       co_return;
     }
@@ -424,7 +424,7 @@ class Visitor {
     bool used = co_await use(m);
     if (!used) co_return;
     co_await sleep_until(timer_, now_us() + stay_us_);
-    if (Fail f = co_await conn_.ws_send(ws_msg("LEAVE", user_))) {
+    if (Fail f = co_await conn_.ws_send(seed_ws_message("LEAVE", user_))) {
       fail(*f);
       co_return;
     }
@@ -457,7 +457,7 @@ class Visitor {
         if (check_sent == 0) {
           check_sent = now;
           conn_.set_timeout(timeout());
-          if (Fail f = co_await conn_.ws_send(ws_msg("CHECK_QUEUE_STATUS", user_))) {
+          if (Fail f = co_await conn_.ws_send(seed_ws_message("CHECK_QUEUE_STATUS", user_))) {
             fail(*f);
             co_return false;
           }

@@ -86,6 +86,9 @@ struct Message {
   int64_t poll_after_ms = -1;
   bool reply = false;  // a WebSocket answer to CHECK_QUEUE_STATUS
 };
+// A message of seed 000's protocol: {"type":TYPE,"userId":USER}.
+std::string seed_ws_message(const char* type, const std::string& user);
+
 // False if `text` is not a JSON object.
 bool parse_message(std::string_view text, Message* out);
 
