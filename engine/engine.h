@@ -115,6 +115,5 @@ class Engine {
 };
 
 std::unique_ptr<Engine> make_sharded_engine(EngineOptions options = {});
-std::unique_ptr<Engine> make_mutex_engine(EngineOptions options = {});
 
 }  // namespace anteroom

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "tests/support/mutex_engine.h"
 
 namespace anteroom::testing {
 

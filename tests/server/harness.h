@@ -13,9 +13,9 @@
 #include <optional>
 #include <string>
 
-#include "server/beast.h"
-#include "server/options.h"
-#include "server/server.h"
+#include "server/transport/beast.h"
+#include "server/app/options.h"
+#include "server/transport/server.h"
 
 namespace anteroom::testing {
 

@@ -1,13 +1,13 @@
 // Admission tokens: standard HS256 JWTs; every kind of bad token is refused, by the signer
 // and over HTTP (verify route and gate).
-#include "server/token.h"
+#include "server/app/token.h"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
 #include <boost/json.hpp>
 
-#include "server/api.h"
+#include "server/app/api.h"
 #include "tests/server/harness.h"
 
 namespace anteroom::testing {

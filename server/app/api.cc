@@ -1,5 +1,5 @@
 // Api: routing, the visitor routes and the status object.
-#include "server/api.h"
+#include "server/app/api.h"
 
 #include <openssl/crypto.h>
 
@@ -8,7 +8,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "server/wait_page.h"
+#include "server/app/wait_page.h"
 
 namespace anteroom {
 namespace json = boost::json;

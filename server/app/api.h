@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "server/metrics.h"
-#include "server/options.h"
-#include "server/token.h"
+#include "server/app/metrics.h"
+#include "server/app/options.h"
+#include "server/app/token.h"
 
 namespace anteroom {
 

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "engine/engine.h"
-#include "engine/log_writer.h"
+#include "storage/log_writer.h"
 
 namespace anteroom {
 

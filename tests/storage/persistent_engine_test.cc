@@ -1,5 +1,5 @@
 // Persistence: the engine rebuilt from its log is the engine that wrote it.
-#include "engine/persistent_engine.h"
+#include "storage/persistent_engine.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "engine/log_records.h"
+#include "storage/log_records.h"
 #include "engine/ticket_id.h"
 
 namespace anteroom {

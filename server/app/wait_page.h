@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "server/api.h"
+#include "server/app/api.h"
 
 namespace anteroom {
 

@@ -1,4 +1,4 @@
-#include "server/server.h"
+#include "server/transport/server.h"
 
 #include <condition_variable>
 #include <cstdio>
@@ -6,10 +6,10 @@
 #include <thread>
 #include <vector>
 
-#include "server/beast.h"
-#include "server/context.h"
-#include "server/sessions.h"
-#include "server/token.h"
+#include "server/transport/beast.h"
+#include "server/transport/context.h"
+#include "server/transport/sessions.h"
+#include "server/app/token.h"
 
 namespace anteroom {
 

@@ -1,7 +1,7 @@
 // Api: the /v1/rooms tree (visitor and operator routes), tokens, and the gate.
 #include <boost/json.hpp>
 
-#include "server/api.h"
+#include "server/app/api.h"
 
 namespace anteroom {
 namespace json = boost::json;

@@ -1,4 +1,4 @@
-#include "engine/persistent_engine.h"
+#include "storage/persistent_engine.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,7 +16,7 @@
 #include <sstream>
 #include <system_error>
 
-#include "engine/log_records.h"
+#include "storage/log_records.h"
 #include "engine/ticket_id.h"
 
 namespace anteroom {

@@ -21,7 +21,7 @@
 #include <variant>
 #include <vector>
 
-#include "engine/log_format.h"
+#include "storage/log_format.h"
 #include "engine/model.h"
 #include "engine/status.h"
 

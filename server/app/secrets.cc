@@ -1,4 +1,4 @@
-#include "server/secrets.h"
+#include "server/app/secrets.h"
 
 #include <fcntl.h>
 #include <openssl/rand.h>

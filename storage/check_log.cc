@@ -1,4 +1,4 @@
-#include "server/check_log.h"
+#include "storage/check_log.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "engine/log_records.h"
+#include "storage/log_records.h"
 
 namespace anteroom {
 

@@ -4,10 +4,10 @@
 
 #include <atomic>
 
-#include "server/api.h"
-#include "server/metrics.h"
-#include "server/options.h"
-#include "server/push_hub.h"
+#include "server/app/api.h"
+#include "server/app/metrics.h"
+#include "server/app/options.h"
+#include "server/app/push_hub.h"
 
 namespace anteroom {
 

@@ -1,4 +1,4 @@
-#include "server/push_hub.h"
+#include "server/app/push_hub.h"
 
 #include <cstdio>
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "server/beast.h"
-#include "server/context.h"
+#include "server/transport/beast.h"
+#include "server/transport/context.h"
 
 namespace anteroom {
 

@@ -1,4 +1,4 @@
-#include "engine/log_records.h"
+#include "storage/log_records.h"
 
 #include <limits>
 

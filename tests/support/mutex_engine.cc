@@ -1,4 +1,4 @@
-#include "engine/mutex_engine.h"
+#include "tests/support/mutex_engine.h"
 
 #include <algorithm>
 #include <cmath>

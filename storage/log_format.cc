@@ -1,4 +1,4 @@
-#include "engine/log_format.h"
+#include "storage/log_format.h"
 
 #include <array>
 #include <cstring>

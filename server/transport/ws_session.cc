@@ -9,8 +9,8 @@
 #include <boost/json.hpp>
 #include <chrono>
 
-#include "server/send_queue.h"
-#include "server/sessions.h"
+#include "server/transport/send_queue.h"
+#include "server/transport/sessions.h"
 
 namespace anteroom {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/log_writer.h"
+#include "storage/log_writer.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "server/wait_page.h"
+#include "server/app/wait_page.h"
 
 #include <boost/json.hpp>
 

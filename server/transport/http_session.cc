@@ -8,7 +8,7 @@
 #include <chrono>
 #include <optional>
 
-#include "server/sessions.h"
+#include "server/transport/sessions.h"
 
 namespace anteroom {
 namespace {

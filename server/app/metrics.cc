@@ -1,4 +1,4 @@
-#include "server/metrics.h"
+#include "server/app/metrics.h"
 
 #include <cstdio>
 

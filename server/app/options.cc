@@ -1,4 +1,4 @@
-#include "server/options.h"
+#include "server/app/options.h"
 
 #include <boost/program_options.hpp>
 #include <cstdlib>

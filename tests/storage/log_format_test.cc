@@ -1,6 +1,6 @@
 // The log's record framing, in the spirit of LevelDB's log tests: what a torn write leaves
 // is a clean cut; damage with good data after it is corruption.
-#include "engine/log_format.h"
+#include "storage/log_format.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

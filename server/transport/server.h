@@ -9,7 +9,7 @@
 #include <string>
 
 #include "engine/engine.h"
-#include "server/options.h"
+#include "server/app/options.h"
 
 namespace anteroom {
 

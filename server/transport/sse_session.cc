@@ -4,8 +4,8 @@
 // the ticket is admitted (the frame carries the token) or has ended.
 #include <chrono>
 
-#include "server/send_queue.h"
-#include "server/sessions.h"
+#include "server/transport/send_queue.h"
+#include "server/transport/sessions.h"
 
 namespace anteroom {
 namespace {
