@@ -1,14 +1,22 @@
 // The waiting-room engine: the narrow interface the server (and anything else that embeds
-// anteroom) talks to. Two implementations exist: ShardedEngine, the real one, lock-free on
-// its hot paths; and MutexEngine, the obvious one-mutex implementation used as a yardstick
-// in benchmarks and as a second opinion in tests.
+// anteroom) talks to. ShardedEngine (sharded_engine.h) is the real one, lock-free on its hot
+// paths; storage/ wraps it to make it durable; tests/support/ has a one-mutex yardstick.
 //
 // Thread safety: every method may be called from any thread at any time.
 //
-// Hot paths (join, status, peek, heartbeat) never block. Admission and expiry happen when
-// someone calls run_shard() (the server does so on a timer and after joins and leaves);
-// until then a freed slot or a new join waits. Operator calls (admit, clear, put/delete
-// room) and leaves that free a slot do that work themselves before they return.
+// Two channels leave the engine. The journal (journal.h, EngineOptions::journal) is told
+// every state change as it happens and never loses one: storage writes it to disk. Events
+// (poll_events) are push hints for the server: "this ticket changed", "positions moved in
+// this room"; they are coalesced, bounded and may be dropped, so whoever reads them re-reads
+// the current state rather than trusting them.
+//
+// Hot paths (join, status, peek, heartbeat) never wait for a lock. A join into an auto room
+// with a free slot is admitted before join() returns, by the joining thread, unless another
+// thread is working on that room at that moment, in which case that thread admits it before
+// it lets go. Leaves hand a freed slot on the same way. What depends on time (expiries,
+// admissions held back by admit_per_second) happens when someone calls run_shard(); the
+// server does so every few milliseconds. Operator calls (admit, clear, put/delete room) do
+// their work before they return.
 #pragma once
 
 #include <array>
@@ -21,6 +29,7 @@
 #include <vector>
 
 #include "engine/clock.h"
+#include "engine/journal.h"
 #include "engine/model.h"
 #include "engine/status.h"
 
@@ -30,15 +39,20 @@ struct EngineOptions {
   unsigned shards = 0;                 // rooms are spread over shards; 0 = hardware threads
   size_t max_rooms = 10'000;           // put_room beyond this is refused
   int64_t sweep_interval_ms = 1000;    // how often owners look for expired tickets
-  size_t max_queued_events = 1 << 20;  // events past this many unread are dropped, counted
+  size_t max_queued_events = 1 << 20;  // push hints past this many unread are dropped, counted
   int64_t retire_grace_ms = 60'000;    // a deleted room's memory is freed this long after
   std::shared_ptr<const Clock> clock;  // null = SteadyClock
   std::optional<std::array<uint64_t, 2>> id_key;  // secret for ticket ids; null = random
+  // Told every change (journal.h); null = nobody. Not owned: it must outlive the engine.
+  Journal* journal = nullptr;
 };
 
 struct EngineStats {
-  uint64_t events_dropped = 0;
-  size_t bytes_allocated = 0;  // ticket storage of all rooms (not the allocator's overhead)
+  uint64_t events_dropped = 0;  // push hints dropped past max_queued_events
+  size_t bytes_allocated = 0;   // ticket storage of all rooms (not the allocator's overhead)
+  // Since start, over every room (deleted ones too): counters that only grow.
+  uint64_t admitted = 0;
+  std::array<uint64_t, 6> expired{};  // indexed by EndReason
 };
 
 class Engine {
@@ -91,9 +105,12 @@ class Engine {
     for (unsigned s = 0; s < shard_count(); ++s) run_shard(s);
   }
 
-  // Moves up to `max` pending events into `out`; returns how many. In order per shard.
+  // Moves up to `max` pending push hints into `out`; returns how many. Hints of different
+  // rooms, and of one room changed by different threads, may come in any order.
   virtual size_t poll_events(std::vector<Event>& out, size_t max) = 0;
   virtual EngineStats stats() const = 0;
+  // The clock every timer of the engine reads; whoever embeds the engine uses it too.
+  virtual const Clock& clock() const = 0;
   // Compacts what the engine stores (a snapshot replacing its log). An engine that stores
   // nothing has nothing to compact.
   struct SnapshotInfo {

@@ -1,5 +1,5 @@
-// The waiting-room model of SPEC section 2 as plain values: states, room configuration,
-// what a ticket looks like from outside, and the events the engine emits.
+// The waiting-room model as plain values: states, room configuration, what a ticket looks
+// like from outside, and the push hints the engine emits (docs/engine.md explains the rules).
 #pragma once
 
 #include <array>
@@ -117,8 +117,9 @@ struct RoomInfo {
   RoomCounters counters;
 };
 
-// What the engine tells its embedder. Emitted by shard owners only, so per shard the
-// stream is in the order things happened.
+// A push hint: something the engine's embedder may want to tell listeners about. Hints are
+// lossy and may arrive out of order (see Engine::poll_events); the counts are as seen when
+// the hint was made, so a reader that needs them exact re-reads the room.
 struct Event {
   enum class Kind : uint8_t {
     kAdmitted,        // ticket: WAITING -> ALLOWED

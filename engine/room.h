@@ -1,18 +1,23 @@
 // One room of the sharded engine: its configuration, its line, its users, and the owner
 // state that admission and expiry need.
 //
-// Thread safety: the "visitor" methods may be called from any thread at any time and take
-// no lock. The "owner" methods must be called only by the holder of the room's shard
-// owner mutex.
+// Thread safety: the "visitor" methods may be called from any thread at any time and never
+// wait for a lock. Owner work (admission, expiry, applying visitors' leaves) runs under the
+// room's owner lock. A thread that wants owner work done (a join that could be admitted, a
+// leave that freed a slot) asks for a pass: it runs the pass itself if the lock is free, or
+// leaves the request to the thread holding it, which serves every request before it lets go
+// (serve()). So no visitor waits, and no request is lost.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "engine/clock.h"
+#include "engine/journal.h"
 #include "engine/line.h"
 #include "engine/model.h"
 #include "engine/rate_window.h"
@@ -21,32 +26,41 @@
 
 namespace anteroom {
 
+// Where push hints go (the room's shard). Any thread.
 class EventSink {
  public:
   virtual ~EventSink() = default;
   virtual void emit(Event&& e) = 0;
 };
 
-// What a visitor's leave did, so the engine can tell the owner.
-struct LeaveOutcome {
-  enum class Kind { kNone, kHole, kSlotFreed } kind = Kind::kNone;
-  uint64_t seq = 0;
-  TicketView view;
+// Counters of the whole engine that only grow. Relaxed: independent numbers.
+struct EngineTotals {
+  std::atomic<uint64_t> admitted{0};
+  std::atomic<uint64_t> expired[6] = {};  // indexed by EndReason
+};
+
+// What a room needs from its engine. Outlives every room.
+struct RoomEnv {
+  const IdCodec& codec;
+  const Clock& clock;
+  Journal* journal;  // may be null
+  int64_t epoch_ms;  // the engine's clock at start; slot times count 100 ms ticks from it
+  EngineTotals& totals;
 };
 
 class Room {
  public:
-  Room(std::string name, const RoomConfig& config, const IdCodec& codec, const Clock& clock,
-       int64_t epoch_ms);
+  // `sink` gets this room's push hints; both it and `env` outlive the room.
+  Room(std::string name, const RoomConfig& config, const RoomEnv& env, EventSink& sink);
 
   const std::string& name() const { return name_; }
   unsigned shard() const { return shard_; }
   void set_shard(unsigned s) { shard_ = s; }
 
-  // Visitor side: any thread, lock-free.
+  // Visitor side: any thread, no lock waited for.
   Result<JoinResult> join(std::string_view user);
   Result<TicketView> status(std::string_view id, bool heartbeat);
-  Result<LeaveOutcome> leave(std::string_view id);
+  Result<TicketView> leave(std::string_view id);
   Result<TicketDetail> activate(std::string_view id);
   Result<TicketDetail> describe(std::string_view id) const;
   std::vector<RestoredTicket> export_live() const;
@@ -56,43 +70,69 @@ class Room {
   // For tests that need to stand between a join's claim and its publish.
   Line& line_for_test() { return line_; }
 
-  // Owner side.
-  void set_config(const RoomConfig& config);
-  // Fills a new, empty room with recovered tickets (see Engine::restore_room).
+  // Owner side: each takes the owner lock, waiting for it, and serves requests before it
+  // lets go.
+  // Sets the configuration and tells the journal (a new room's first configuration is told
+  // by the engine before the room can be found, so `journal` is false then).
+  void set_config(const RoomConfig& config, bool journal);
+  // Fills a new, empty room with recovered tickets (see Engine::restore_room). Not journaled.
   Status restore(const std::vector<RestoredTicket>& tickets);
-  void on_hole(uint64_t seq);  // a WAITING ticket left
-  void on_slot_freed();        // a visitor left while holding a slot
   // Sweeps for expiries (when `sweep_interval_ms` has passed since the last sweep), admits
-  // what auto mode allows, publishes the admission rate, emits events.
-  void run(EventSink& sink, int64_t sweep_interval_ms);
-  uint64_t admit(uint64_t count, EventSink& sink);
-  uint64_t clear(EventSink& sink);
+  // what auto mode allows, publishes the admission rate, emits hints.
+  void run(int64_t sweep_interval_ms);
+  uint64_t admit(uint64_t count);
+  uint64_t clear();
 
  private:
-  uint32_t tick(int64_t now_ms) const { return static_cast<uint32_t>((now_ms - epoch_ms_) / 100); }
-  uint32_t now_tick() const { return tick(clock_.now_ms()); }
-  int64_t tick_to_ms(uint32_t t) const { return epoch_ms_ + int64_t{t} * 100; }
+  uint32_t tick(int64_t now_ms) const {
+    return static_cast<uint32_t>((now_ms - env_.epoch_ms) / 100);
+  }
+  uint32_t now_tick() const { return tick(env_.clock.now_ms()); }
+  int64_t tick_to_ms(uint32_t t) const { return env_.epoch_ms + int64_t{t} * 100; }
+  uint64_t journal(const Change& c) const {
+    return env_.journal != nullptr ? env_.journal->record(c) : 0;
+  }
+  Change change(Change::Kind kind, uint64_t seq) const;
 
   Slot* find_ticket(std::string_view id, uint64_t* seq) const;
-  uint64_t publish_new(const UserNode* user);
+  // Claims, journals and publishes a new WAITING ticket; returns its seq and the journal's
+  // durability position.
+  std::pair<uint64_t, uint64_t> publish_new(const UserNode* user, std::string_view name);
   // `id` is the ticket's id when the caller has it (saves encoding it again).
   TicketView view_of(uint64_t seq, const Slot& slot, uint8_t packed,
                      std::string_view id = {}) const;
+  // Whether an auto room might admit now: worth asking for a pass after a join.
+  bool might_admit() const;
 
-  // Owner helpers.
+  // The owner lock and its requests (see the comment at the top).
+  void request_pass();
+  void serve();
+  template <typename F>
+  auto with_owner(F&& f) {
+    std::unique_lock lock(owner_);
+    auto result = f();
+    while (wanted_.exchange(false, std::memory_order_acq_rel)) pass();
+    lock.unlock();
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (wanted_.load(std::memory_order_seq_cst)) serve();
+    return result;
+  }
+
+  // Owner helpers: the caller holds owner_.
+  void pass();  // applies visitors' leaves, admits what auto mode allows, emits hints
+  void drain_inbox();
   uint64_t admission_budget(int64_t now_ms, bool rate_capped);
-  uint64_t admit_from_cursor(uint64_t budget, EventSink& sink);
-  void sweep(EventSink& sink);
-  void expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why, EventSink& sink);
-  void emit_changes(EventSink& sink);
+  uint64_t admit_from_cursor(uint64_t budget);
+  void sweep();
+  void expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why);
+  void emit_changes();
   void publish_rate(int64_t now_ms);
   Event room_event(Event::Kind kind) const;
   Event ticket_event(Event::Kind kind, uint64_t seq, const Slot& slot, EndReason why) const;
 
   const std::string name_;
-  const IdCodec& codec_;
-  const Clock& clock_;
-  const int64_t epoch_ms_;
+  const RoomEnv& env_;
+  EventSink& sink_;
   unsigned shard_ = 0;
 
   Line line_;
@@ -117,14 +157,27 @@ class Room {
   // Admissions per second, published by the owner; relaxed (a lone number).
   std::atomic<double> rate_{0};
 
-  // Owner state.
+  // The owner lock. try_lock on it never fails spuriously (glibc's normal mutex), which
+  // serve() relies on.
+  std::mutex owner_;
+  // A pass is wanted. seq_cst with a fence on both sides (see serve()): either the requester
+  // finds the lock free or the holder sees the request after unlocking.
+  std::atomic<bool> wanted_{false};
+  // What visitors' leaves tell the owner: WAITING tickets that left (holes in the line) and
+  // slots freed. Guarded by inbox_mu_, held for a push or a swap only.
+  std::mutex inbox_mu_;
+  std::vector<uint64_t> inbox_holes_;
+  uint64_t inbox_freed_ = 0;
+
+  // Owner state: guarded by owner_.
   std::vector<uint64_t> holders_;  // seqs admitted and maybe still holding a slot
+  std::vector<uint64_t> scratch_;  // drain_inbox's swap partner
   double tokens_ = 0;              // admit_per_second token bucket
   int64_t tokens_at_ms_ = 0;
   int64_t last_sweep_ms_;
   RateWindow rate_window_;
   int64_t rate_published_s_ = -1;
-  bool positions_moved_ = false;  // since the last events were emitted
+  bool positions_moved_ = false;  // since the last hints were emitted
   struct Published {
     uint64_t waiting = ~uint64_t{0}, active = ~uint64_t{0};
     uint32_t capacity = ~uint32_t{0};

@@ -1,4 +1,4 @@
-// Room: the owner side. Runs only under the shard's owner mutex, so nothing here races with
+// Room: the owner side. Runs only under the room's owner lock, so nothing here races with
 // itself; it races only with visitors, through the slot state CAS (see line.h).
 #include <algorithm>
 #include <cmath>
@@ -24,15 +24,33 @@ int64_t ticks_since(uint32_t now, uint32_t then) { return int64_t{now} - int64_t
 
 }  // namespace
 
-void Room::set_config(const RoomConfig& c) {
-  capacity_.store(c.capacity, std::memory_order_relaxed);
+void Room::set_config(const RoomConfig& c, bool journal_it) {
+  with_owner([&] {
+    capacity_.store(c.capacity, std::memory_order_relaxed);
   admission_.store(static_cast<uint8_t>(c.admission), std::memory_order_relaxed);
   admit_per_second_.store(c.admit_per_second, std::memory_order_relaxed);
   allowed_ttl_s_.store(c.allowed_ttl_seconds, std::memory_order_relaxed);
   session_ttl_s_.store(c.session_ttl_seconds, std::memory_order_relaxed);
   heartbeat_timeout_s_.store(c.heartbeat_timeout_seconds, std::memory_order_relaxed);
   max_waiting_.store(c.max_waiting, std::memory_order_relaxed);
-  tokens_ = std::min<double>(tokens_, c.admit_per_second);
+    tokens_ = std::min<double>(tokens_, c.admit_per_second);
+    if (journal_it) {
+      Change ch = change(Change::Kind::kRoomPut, 0);
+      ch.config = &c;
+      journal(ch);
+    }
+    pass();
+    return 0;
+  });
+}
+
+Change Room::change(Change::Kind kind, uint64_t seq) const {
+  Change c;
+  c.kind = kind;
+  c.room = name_;
+  c.seq = seq;
+  c.at_ms = env_.clock.now_ms();
+  return c;
 }
 
 Status Room::restore(const std::vector<RestoredTicket>& tickets) {
@@ -68,7 +86,7 @@ Status Room::restore(const std::vector<RestoredTicket>& tickets) {
     }
     uint32_t admitted = 0;
     if (holds_slot(t.state)) {
-      admitted = static_cast<uint32_t>(std::max<int64_t>(0, (t.admitted_at_ms - epoch_ms_) / 100));
+      admitted = static_cast<uint32_t>(std::max<int64_t>(0, (t.admitted_at_ms - env_.epoch_ms) / 100));
       holders_.push_back(seq);
       owner_add(in_use_, 1);
     }
@@ -89,14 +107,51 @@ Status Room::restore(const std::vector<RestoredTicket>& tickets) {
   return Status::ok();
 }
 
-void Room::on_hole(uint64_t seq) {
-  Slot* s = line_.find(seq);
-  if (s == nullptr) return;
-  line_.add_hole(seq, *s);
-  positions_moved_ = true;
+void Room::request_pass() {
+  wanted_.store(true, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  serve();
 }
 
-void Room::on_slot_freed() { owner_sub(in_use_, 1); }
+// Runs passes while they are wanted, if the owner lock can be had without waiting. After
+// unlocking it looks once more: a request made after the last pass but before the unlock
+// found the lock taken, and is served here (or by whoever took the lock next).
+void Room::serve() {
+  while (owner_.try_lock()) {
+    while (wanted_.exchange(false, std::memory_order_acq_rel)) pass();
+    owner_.unlock();
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!wanted_.load(std::memory_order_seq_cst)) return;
+  }
+}
+
+void Room::drain_inbox() {
+  uint64_t freed = 0;
+  {
+    std::lock_guard lock(inbox_mu_);
+    if (inbox_holes_.empty() && inbox_freed_ == 0) return;
+    scratch_.swap(inbox_holes_);
+    freed = inbox_freed_;
+    inbox_freed_ = 0;
+  }
+  for (uint64_t seq : scratch_) {
+    if (Slot* s = line_.find(seq)) {
+      line_.add_hole(seq, *s);
+      positions_moved_ = true;
+    }
+  }
+  scratch_.clear();
+  owner_sub(in_use_, freed);
+}
+
+void Room::pass() {
+  drain_inbox();
+  bool is_auto =
+      admission_.load(std::memory_order_relaxed) == static_cast<uint8_t>(AdmissionMode::kAuto);
+  // Manual rooms still pass ended tickets at the head, so positions stay cheap to read.
+  admit_from_cursor(is_auto ? admission_budget(env_.clock.now_ms(), true) : 0);
+  emit_changes();
+}
 
 Event Room::room_event(Event::Kind kind) const {
   Event e;
@@ -110,22 +165,26 @@ Event Room::room_event(Event::Kind kind) const {
 
 Event Room::ticket_event(Event::Kind kind, uint64_t seq, const Slot& slot, EndReason why) const {
   Event e = room_event(kind);
-  e.ticket = codec_.encode(seq, Tag{slot.tag[0], slot.tag[1], slot.tag[2]});
+  e.ticket = env_.codec.encode(seq, Tag{slot.tag[0], slot.tag[1], slot.tag[2]});
   e.reason = why;
   return e;
 }
 
-void Room::expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why, EventSink& sink) {
+void Room::expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why) {
   TicketState was = state_of(packed);
   if (!cas_state(slot, packed, pack_state(TicketState::kExpired, why))) return;  // lost a race
+  Change c = change(Change::Kind::kExpire, seq);
+  c.reason = why;
+  journal(c);
   owner_add(expired_[static_cast<int>(why)], 1);
+  env_.totals.expired[static_cast<int>(why)].fetch_add(1, std::memory_order_relaxed);
   if (holds_slot(was)) {
     owner_sub(in_use_, 1);
   } else {
     line_.add_hole(seq, slot);
     positions_moved_ = true;
   }
-  sink.emit(ticket_event(Event::Kind::kExpired, seq, slot, why));
+  sink_.emit(ticket_event(Event::Kind::kExpired, seq, slot, why));
 }
 
 uint64_t Room::admission_budget(int64_t now_ms, bool rate_capped) {
@@ -149,7 +208,7 @@ uint64_t Room::admission_budget(int64_t now_ms, bool rate_capped) {
 // ones on the way (they are never admitted), and passes tickets that already ended. Stops at
 // a WAITING ticket once the budget is spent, or at a claimed but unpublished slot: nothing
 // behind an unpublished join may overtake it.
-uint64_t Room::admit_from_cursor(uint64_t budget, EventSink& sink) {
+uint64_t Room::admit_from_cursor(uint64_t budget) {
   const uint64_t end = line_.claimed();
   const uint32_t now = now_tick();
   const int64_t abandon_after = int64_t{heartbeat_timeout_s_.load(std::memory_order_relaxed)} * 10;
@@ -163,7 +222,7 @@ uint64_t Room::admit_from_cursor(uint64_t budget, EventSink& sink) {
     if (state_of(packed) != TicketState::kWaiting) continue;
     uint32_t seen = std::atomic_ref<const uint32_t>(s->last_seen).load(std::memory_order_relaxed);
     if (ticks_since(now, seen) >= abandon_after) {
-      expire(seq, *s, packed, EndReason::kAbandoned, sink);
+      expire(seq, *s, packed, EndReason::kAbandoned);
       continue;  // expired by us, or left by its visitor in the meantime
     }
     if (admitted == budget) break;
@@ -172,10 +231,11 @@ uint64_t Room::admit_from_cursor(uint64_t budget, EventSink& sink) {
     if (!cas_state(*s, packed, pack_state(TicketState::kAllowed, EndReason::kNone))) {
       continue;  // the visitor left first; `packed` now says so
     }
+    journal(change(Change::Kind::kAdmit, seq));
     ++admitted;
     holders_.push_back(seq);
     owner_add(in_use_, 1);
-    sink.emit(ticket_event(Event::Kind::kAdmitted, seq, *s, EndReason::kNone));
+    sink_.emit(ticket_event(Event::Kind::kAdmitted, seq, *s, EndReason::kNone));
   }
   if (seq != line_.cursor()) {
     line_.advance_cursor(seq);
@@ -184,12 +244,13 @@ uint64_t Room::admit_from_cursor(uint64_t budget, EventSink& sink) {
   if (admitted != 0) {
     owner_add(admitted_total_, admitted);
     tokens_ = std::max(0.0, tokens_ - static_cast<double>(admitted));
-    rate_window_.record(clock_.now_ms(), admitted);
+    rate_window_.record(env_.clock.now_ms(), admitted);
+    env_.totals.admitted.fetch_add(admitted, std::memory_order_relaxed);
   }
   return admitted;
 }
 
-void Room::sweep(EventSink& sink) {
+void Room::sweep() {
   const uint32_t now = now_tick();
   const int64_t abandon_after = int64_t{heartbeat_timeout_s_.load(std::memory_order_relaxed)} * 10;
   const int64_t allowed_ttl = int64_t{allowed_ttl_s_.load(std::memory_order_relaxed)} * 10;
@@ -203,7 +264,7 @@ void Room::sweep(EventSink& sink) {
     if (state_of(packed) != TicketState::kWaiting) continue;  // includes unpublished (0)
     uint32_t seen = std::atomic_ref<const uint32_t>(s->last_seen).load(std::memory_order_relaxed);
     if (ticks_since(now, seen) >= abandon_after)
-      expire(seq, *s, packed, EndReason::kAbandoned, sink);
+      expire(seq, *s, packed, EndReason::kAbandoned);
   }
 
   auto keep = holders_.begin();
@@ -214,55 +275,58 @@ void Room::sweep(EventSink& sink) {
     if (st == TicketState::kAllowed) {
       uint32_t at = std::atomic_ref<const uint32_t>(s->admitted_at).load(std::memory_order_relaxed);
       if (ticks_since(now, at) >= allowed_ttl)
-        expire(seq, *s, packed, EndReason::kAllowedUnused, sink);
+        expire(seq, *s, packed, EndReason::kAllowedUnused);
     } else if (st == TicketState::kActive) {
       uint32_t seen = std::atomic_ref<const uint32_t>(s->last_seen).load(std::memory_order_relaxed);
       if (ticks_since(now, seen) >= session_ttl)
-        expire(seq, *s, packed, EndReason::kSessionIdle, sink);
+        expire(seq, *s, packed, EndReason::kSessionIdle);
     }
     if (holds_slot(state_of(packed))) *keep++ = seq;
   }
   holders_.erase(keep, holders_.end());
 }
 
-void Room::emit_changes(EventSink& sink) {
+void Room::emit_changes() {
   if (positions_moved_) {
-    sink.emit(room_event(Event::Kind::kPositionsMoved));
+    sink_.emit(room_event(Event::Kind::kPositionsMoved));
     positions_moved_ = false;
   }
   Event e = room_event(Event::Kind::kCountsChanged);
   if (e.waiting != published_.waiting || e.active != published_.active ||
       e.capacity != published_.capacity) {
     published_ = {e.waiting, e.active, e.capacity};
-    sink.emit(std::move(e));
+    sink_.emit(std::move(e));
   }
 }
 
-void Room::run(EventSink& sink, int64_t sweep_interval_ms) {
-  const int64_t now_ms = clock_.now_ms();
-  if (now_ms - last_sweep_ms_ >= sweep_interval_ms) {
-    sweep(sink);
-    last_sweep_ms_ = now_ms;
-  }
-  bool is_auto =
-      admission_.load(std::memory_order_relaxed) == static_cast<uint8_t>(AdmissionMode::kAuto);
-  // Manual rooms still pass ended tickets at the head, so positions stay cheap to read.
-  admit_from_cursor(is_auto ? admission_budget(now_ms, true) : 0, sink);
-  publish_rate(now_ms);
-  emit_changes(sink);
-}
-
-uint64_t Room::admit(uint64_t count, EventSink& sink) {
-  const int64_t now_ms = clock_.now_ms();
-  uint64_t n = admit_from_cursor(std::min(count, admission_budget(now_ms, false)), sink);
-  // Republish the rate when it was unknown or a new second began; run() refreshes it on
-  // every pass anyway, so an operator admitting one at a time does not pay for it each call.
-  if (n != 0 &&
-      (rate_published_s_ != now_ms / 1000 || rate_.load(std::memory_order_relaxed) == 0)) {
+void Room::run(int64_t sweep_interval_ms) {
+  with_owner([&] {
+    const int64_t now_ms = env_.clock.now_ms();
+    if (now_ms - last_sweep_ms_ >= sweep_interval_ms) {
+      drain_inbox();  // a ticket that left is not expired as well
+      sweep();
+      last_sweep_ms_ = now_ms;
+    }
+    pass();
     publish_rate(now_ms);
-  }
-  emit_changes(sink);
-  return n;
+    return 0;
+  });
+}
+
+uint64_t Room::admit(uint64_t count) {
+  return with_owner([&] {
+    drain_inbox();
+    const int64_t now_ms = env_.clock.now_ms();
+    uint64_t n = admit_from_cursor(std::min(count, admission_budget(now_ms, false)));
+    // Republish the rate when it was unknown or a new second began; run() refreshes it on
+    // every pass anyway, so an operator admitting one at a time does not pay for it each call.
+    if (n != 0 &&
+        (rate_published_s_ != now_ms / 1000 || rate_.load(std::memory_order_relaxed) == 0)) {
+      publish_rate(now_ms);
+    }
+    emit_changes();
+    return n;
+  });
 }
 
 void Room::publish_rate(int64_t now_ms) {
@@ -270,25 +334,32 @@ void Room::publish_rate(int64_t now_ms) {
   rate_published_s_ = now_ms / 1000;
 }
 
-uint64_t Room::clear(EventSink& sink) {
-  const uint8_t cleared = pack_state(TicketState::kLeft, EndReason::kCleared);
-  const uint64_t end = line_.claimed();
-  uint64_t n = 0;
-  for (uint64_t seq = line_.cursor(); seq < end; ++seq) {
-    Slot* s = line_.find(seq);
-    if (s == nullptr) break;
-    uint8_t packed = load_state(*s);
-    if (state_of(packed) != TicketState::kWaiting) continue;
-    if (cas_state(*s, packed, cleared)) {
-      line_.add_hole(seq, *s);
-      ++n;
+uint64_t Room::clear() {
+  return with_owner([&] {
+    drain_inbox();
+    const uint8_t cleared = pack_state(TicketState::kLeft, EndReason::kCleared);
+    const uint64_t end = line_.claimed();
+    std::vector<uint64_t> seqs;
+    for (uint64_t seq = line_.cursor(); seq < end; ++seq) {
+      Slot* s = line_.find(seq);
+      if (s == nullptr) break;
+      uint8_t packed = load_state(*s);
+      if (state_of(packed) != TicketState::kWaiting) continue;
+      if (cas_state(*s, packed, cleared)) {
+        line_.add_hole(seq, *s);
+        seqs.push_back(seq);
+      }
     }
-  }
-  owner_add(cleared_total_, n);
-  positions_moved_ = positions_moved_ || n != 0;
-  admit_from_cursor(0, sink);  // pass the cleared tickets at the head
-  emit_changes(sink);
-  return n;
+    if (!seqs.empty()) {
+      Change c = change(Change::Kind::kClear, 0);
+      c.seqs = seqs;
+      journal(c);
+    }
+    owner_add(cleared_total_, seqs.size());
+    positions_moved_ = positions_moved_ || !seqs.empty();
+    pass();  // pass the cleared tickets at the head
+    return static_cast<uint64_t>(seqs.size());
+  });
 }
 
 }  // namespace anteroom

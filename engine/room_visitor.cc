@@ -2,21 +2,17 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <tuple>
 
 #include "engine/room.h"
 
 namespace anteroom {
 
-Room::Room(std::string name, const RoomConfig& config, const IdCodec& codec, const Clock& clock,
-           int64_t epoch_ms)
-    : name_(std::move(name)),
-      codec_(codec),
-      clock_(clock),
-      epoch_ms_(epoch_ms),
-      last_sweep_ms_(clock.now_ms()) {
-  set_config(config);
+Room::Room(std::string name, const RoomConfig& config, const RoomEnv& env, EventSink& sink)
+    : name_(std::move(name)), env_(env), sink_(sink), last_sweep_ms_(env.clock.now_ms()) {
   tokens_ = config.admit_per_second;
-  tokens_at_ms_ = clock.now_ms();
+  tokens_at_ms_ = last_sweep_ms_;
+  set_config(config, false);
 }
 
 RoomConfig Room::config() const {
@@ -47,17 +43,30 @@ RoomCounters Room::counters() const {
   return c;
 }
 
-uint64_t Room::publish_new(const UserNode* user) {
+std::pair<uint64_t, uint64_t> Room::publish_new(const UserNode* user, std::string_view name) {
   uint64_t seq = line_.claim();
   Slot& s = line_.slot_for_publish(seq);
   Tag tag = random_tag();
   std::memcpy(s.tag, tag.data(), sizeof(s.tag));
   s.user = user;
   s.last_seen = now_tick();
+  // Told before it is published, so the join precedes every later change of this ticket
+  // in the journal: nobody can change a ticket they cannot see.
+  Change c = change(Change::Kind::kJoin, seq);
+  c.tag = tag;
+  c.user = name;
+  const uint64_t durable_at = journal(c);
   // release: the tag, user and last_seen above are visible to whoever sees WAITING.
   std::atomic_ref<uint8_t>(s.state).store(pack_state(TicketState::kWaiting, EndReason::kNone),
                                           std::memory_order_release);
-  return seq;
+  return {seq, durable_at};
+}
+
+bool Room::might_admit() const {
+  if (admission_.load(std::memory_order_relaxed) != static_cast<uint8_t>(AdmissionMode::kAuto))
+    return false;
+  uint32_t cap = capacity_.load(std::memory_order_relaxed);
+  return cap == 0 || in_use_.load(std::memory_order_relaxed) < cap;
 }
 
 Result<JoinResult> Room::join(std::string_view user) {
@@ -72,7 +81,7 @@ Result<JoinResult> Room::join(std::string_view user) {
   uint64_t seq = 0;
   if (user.empty()) {
     if (Status st = refuse_if_full(); !st.is_ok()) return st;
-    seq = publish_new(nullptr);
+    std::tie(seq, r.durable_at) = publish_new(nullptr, {});
     r.created = true;
   } else {
     bool inserted = false;
@@ -96,12 +105,15 @@ Result<JoinResult> Room::join(std::string_view user) {
         node->restore(inserted ? UserNode::kNone : t);
         return st;
       }
-      seq = publish_new(node);
+      std::tie(seq, r.durable_at) = publish_new(node, user);
       node->set_ticket(seq);
       r.created = true;
       break;
     }
   }
+  // An auto room with a free slot admits the new ticket now: by this thread, or by the one
+  // working on the room, before it lets go.
+  if (r.created && might_admit()) request_pass();
   const Slot* s = line_.find(seq);
   r.ticket = view_of(seq, *s, load_state(*s));
   return r;
@@ -109,7 +121,7 @@ Result<JoinResult> Room::join(std::string_view user) {
 
 Slot* Room::find_ticket(std::string_view id, uint64_t* seq) const {
   Tag tag{};
-  if (!codec_.decode(id, seq, &tag)) return nullptr;
+  if (!env_.codec.decode(id, seq, &tag)) return nullptr;
   if (*seq >= line_.claimed()) return nullptr;
   Slot* s = line_.find(*seq);
   if (s == nullptr || load_state(*s) == 0) return nullptr;
@@ -125,7 +137,7 @@ TicketView Room::view_of(uint64_t seq, const Slot& slot, uint8_t packed,
   if (id.size() == v.id.size()) {
     std::copy(id.begin(), id.end(), v.id.begin());
   } else {
-    v.id = codec_.encode(seq, Tag{slot.tag[0], slot.tag[1], slot.tag[2]});
+    v.id = env_.codec.encode(seq, Tag{slot.tag[0], slot.tag[1], slot.tag[2]});
   }
   v.seq = seq;
   v.state = state_of(packed);
@@ -160,26 +172,31 @@ Result<TicketView> Room::status(std::string_view id, bool heartbeat) {
   return view_of(seq, *s, packed, id);
 }
 
-Result<LeaveOutcome> Room::leave(std::string_view id) {
+Result<TicketView> Room::leave(std::string_view id) {
   uint64_t seq = 0;
   Slot* s = find_ticket(id, &seq);
   if (s == nullptr) return Status(Code::kTicketNotFound, "no such ticket in this room");
-  LeaveOutcome out;
-  out.seq = seq;
   uint8_t packed = load_state(*s);
   const uint8_t left = pack_state(TicketState::kLeft, EndReason::kLeft);
   while (is_live(state_of(packed))) {
     TicketState was = state_of(packed);
-    if (cas_state(*s, packed, left)) {
-      out.kind =
-          was == TicketState::kWaiting ? LeaveOutcome::Kind::kHole : LeaveOutcome::Kind::kSlotFreed;
-      left_total_.fetch_add(1, std::memory_order_relaxed);
-      packed = left;
-      break;
+    if (!cas_state(*s, packed, left)) continue;  // `packed` now holds what won; look again
+    journal(change(Change::Kind::kLeave, seq));
+    left_total_.fetch_add(1, std::memory_order_relaxed);
+    {
+      std::lock_guard lock(inbox_mu_);
+      if (was == TicketState::kWaiting) {
+        inbox_holes_.push_back(seq);
+      } else {
+        ++inbox_freed_;
+      }
     }
+    // The owner counts the hole, or hands the freed slot to the next in line, now.
+    request_pass();
+    packed = load_state(*s);
+    break;
   }
-  out.view = view_of(seq, *s, packed, id);
-  return out;
+  return view_of(seq, *s, packed, id);
 }
 
 std::vector<RestoredTicket> Room::export_live() const {
@@ -188,10 +205,14 @@ std::vector<RestoredTicket> Room::export_live() const {
   // Tickets below the cursor that still hold a slot come from the holders' side of the
   // line; scanning from 0 keeps this simple and runs only for snapshots.
   for (uint64_t seq = 0; seq < end; ++seq) {
-    const Slot* s = line_.find(seq);
-    if (s == nullptr) break;
-    uint8_t packed = load_state(*s);
-    if (packed == 0 || !is_live(state_of(packed))) continue;
+    // A join claims its place, is journaled, then published: wait out that moment, so a
+    // snapshot that began after the journal took the join also holds the ticket.
+    const Slot* s = nullptr;
+    uint8_t packed = 0;
+    while ((s = line_.find(seq)) == nullptr || (packed = load_state(*s)) == 0) {
+      std::this_thread::yield();
+    }
+    if (!is_live(state_of(packed))) continue;
     RestoredTicket t;
     t.seq = seq;
     t.tag = {s->tag[0], s->tag[1], s->tag[2]};
@@ -238,6 +259,7 @@ Result<TicketDetail> Room::activate(std::string_view id) {
     if (st == TicketState::kActive) break;
     const uint8_t active = pack_state(TicketState::kActive, EndReason::kNone);
     if (cas_state(*s, packed, active)) {
+      journal(change(Change::Kind::kActivate, seq));
       packed = active;
       first_use = true;
       break;

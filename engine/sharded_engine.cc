@@ -13,32 +13,26 @@
 namespace anteroom {
 namespace {
 
-// What visitors tell the owner. Commands commute, so FIFO per producer is enough.
-struct Command {
-  Room* room = nullptr;
-  uint64_t seq = 0;  // a WAITING ticket that left: a hole at seq
-};
-
 struct Shard final : EventSink {
-  explicit Shard(size_t limit) : max_events(limit), producer(events) {}
+  explicit Shard(size_t limit) : max_events(limit) {}
 
+  // Any thread (rooms of one shard are worked on by different threads at once), so no
+  // producer token: the hints of one shard are unordered, which hints may be.
   void emit(Event&& e) override {
     if (events.size_approx() >= max_events) {
       dropped.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    events.enqueue(producer, std::move(e));
+    events.enqueue(std::move(e));
   }
 
-  std::mutex owner;                          // whoever holds it owns this shard's rooms
-  std::vector<std::unique_ptr<Room>> rooms;  // guarded by owner
+  std::mutex rooms_mu;                       // guards rooms and graveyard
+  std::vector<std::unique_ptr<Room>> rooms;  // run_shard's list
   // Deleted rooms, kept until their grace time so visitors still inside them finish.
-  std::vector<std::pair<int64_t, std::unique_ptr<Room>>> graveyard;  // guarded by owner
-  moodycamel::ConcurrentQueue<Command> commands;
+  std::vector<std::pair<int64_t, std::unique_ptr<Room>>> graveyard;
   const size_t max_events;
   moodycamel::ConcurrentQueue<Event> events;
-  moodycamel::ProducerToken producer;  // used only under owner
-  std::atomic<uint64_t> dropped{0};    // statistics: relaxed
+  std::atomic<uint64_t> dropped{0};  // statistics: relaxed
 };
 
 class ShardedEngine final : public Engine {
@@ -47,7 +41,7 @@ class ShardedEngine final : public Engine {
       : options_(std::move(o)),
         clock_(options_.clock ? options_.clock : std::make_shared<SteadyClock>()),
         codec_(options_.id_key ? IdCodec(*options_.id_key) : IdCodec()),
-        epoch_ms_(clock_->now_ms()),
+        env_{codec_, *clock_, options_.journal, clock_->now_ms(), totals_},
         registry_(options_.max_rooms) {
     unsigned n =
         options_.shards != 0 ? options_.shards : std::max(1u, std::thread::hardware_concurrency());
@@ -60,22 +54,18 @@ class ShardedEngine final : public Engine {
     if (!valid_room_name(name)) return bad_room_name();
     if (Status st = config.validate(); !st.is_ok()) return st;
     std::lock_guard admin(admin_);
-    Shard& shard = *shards_[shard_of(name)];
-    std::lock_guard own(shard.owner);
     if (Room* r = registry_.find(name)) {
-      r->set_config(config);
-      r->run(shard, options_.sweep_interval_ms);
+      r->set_config(config, true);
       return Status::ok();
     }
-    auto room = std::make_unique<Room>(std::string(name), config, codec_, *clock_, epoch_ms_);
-    room->set_shard(shard_of(name));
-    if (!registry_.insert(room.get())) {
-      return {Code::kUnavailable,
-              "the engine holds its maximum of " + std::to_string(options_.max_rooms) + " rooms"};
-    }
-    shard.rooms.push_back(std::move(room));
-    shard.rooms.back()->run(shard, options_.sweep_interval_ms);
-    return Status::ok();
+    if (registry_.size() >= options_.max_rooms) return too_many_rooms();
+    Change c;
+    c.kind = Change::Kind::kRoomPut;
+    c.room = name;
+    c.config = &config;
+    c.at_ms = clock_->now_ms();
+    if (options_.journal != nullptr) options_.journal->record(c);  // before any join can be
+    return add_room(make_room(name, config));
   }
 
   Status restore_room(std::string_view name, const RoomConfig& config,
@@ -86,17 +76,10 @@ class ShardedEngine final : public Engine {
     if (registry_.find(name) != nullptr) {
       return {Code::kInvalidArgument, "room '" + std::string(name) + "' exists already"};
     }
-    Shard& shard = *shards_[shard_of(name)];
-    std::lock_guard own(shard.owner);
-    auto room = std::make_unique<Room>(std::string(name), config, codec_, *clock_, epoch_ms_);
-    room->set_shard(shard_of(name));
+    if (registry_.size() >= options_.max_rooms) return too_many_rooms();
+    auto room = make_room(name, config);
     if (Status st = room->restore(tickets); !st.is_ok()) return st;
-    if (!registry_.insert(room.get())) {
-      return {Code::kUnavailable,
-              "the engine holds its maximum of " + std::to_string(options_.max_rooms) + " rooms"};
-    }
-    shard.rooms.push_back(std::move(room));
-    return Status::ok();
+    return add_room(std::move(room));
   }
 
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view name) const override {
@@ -125,10 +108,16 @@ class ShardedEngine final : public Engine {
     std::lock_guard admin(admin_);
     Room* r = registry_.find(name);
     if (r == nullptr) return no_room(name);
-    Shard& shard = *shards_[r->shard()];
-    std::lock_guard own(shard.owner);
-    drain_commands(shard);  // none may point at the room once it is gone
     registry_.erase(r);
+    if (options_.journal != nullptr) {
+      Change c;
+      c.kind = Change::Kind::kRoomDelete;
+      c.room = name;
+      c.at_ms = clock_->now_ms();
+      options_.journal->record(c);
+    }
+    Shard& shard = *shards_[r->shard()];
+    std::lock_guard rooms(shard.rooms_mu);
     auto it = std::find_if(shard.rooms.begin(), shard.rooms.end(),
                            [&](const auto& p) { return p.get() == r; });
     shard.graveyard.emplace_back(clock_->now_ms() + options_.retire_grace_ms, std::move(*it));
@@ -137,11 +126,15 @@ class ShardedEngine final : public Engine {
   }
 
   Result<uint64_t> admit(std::string_view name, uint64_t count) override {
-    return with_owner(name, [&](Room& r, Shard& s) { return r.admit(count, s); });
+    Room* r = registry_.find(name);
+    if (r == nullptr) return no_room(name);
+    return r->admit(count);
   }
 
   Result<uint64_t> clear(std::string_view name) override {
-    return with_owner(name, [&](Room& r, Shard& s) { return r.clear(s); });
+    Room* r = registry_.find(name);
+    if (r == nullptr) return no_room(name);
+    return r->clear();
   }
 
   Result<JoinResult> join(std::string_view name, std::string_view user) override {
@@ -178,20 +171,7 @@ class ShardedEngine final : public Engine {
   Result<TicketView> leave(std::string_view name, std::string_view ticket) override {
     Room* r = registry_.find(name);
     if (r == nullptr) return no_room(name);
-    Result<LeaveOutcome> out = r->leave(ticket);
-    if (!out.is_ok()) return out.status();
-    Shard& shard = *shards_[r->shard()];
-    if (out->kind == LeaveOutcome::Kind::kHole) {
-      shard.commands.enqueue(Command{r, out->seq});
-    } else if (out->kind == LeaveOutcome::Kind::kSlotFreed) {
-      // The freed slot goes to the next in line before this call returns.
-      std::lock_guard own(shard.owner);
-      drain_commands(shard);
-      r->on_slot_freed();
-      r->run(shard, options_.sweep_interval_ms);
-      return r->status(ticket, false);
-    }
-    return out->view;
+    return r->leave(ticket);
   }
 
   Result<TicketDetail> activate(std::string_view name, std::string_view ticket) override {
@@ -208,9 +188,8 @@ class ShardedEngine final : public Engine {
 
   void run_shard(unsigned index) override {
     Shard& shard = *shards_.at(index);
-    std::lock_guard own(shard.owner);
-    drain_commands(shard);
-    for (auto& room : shard.rooms) room->run(shard, options_.sweep_interval_ms);
+    std::lock_guard rooms(shard.rooms_mu);
+    for (auto& room : shard.rooms) room->run(options_.sweep_interval_ms);
     int64_t now = clock_->now_ms();
     std::erase_if(shard.graveyard, [&](const auto& g) { return g.first <= now; });
   }
@@ -220,7 +199,7 @@ class ShardedEngine final : public Engine {
     for (auto& shard : shards_) {
       while (got < max) {
         Event e;
-        if (!shard->events.try_dequeue_from_producer(shard->producer, e)) break;
+        if (!shard->events.try_dequeue(e)) break;
         out.push_back(std::move(e));
         ++got;
       }
@@ -233,8 +212,13 @@ class ShardedEngine final : public Engine {
     for (const auto& shard : shards_)
       s.events_dropped += shard->dropped.load(std::memory_order_relaxed);
     registry_.for_each([&](const Room* r) { s.bytes_allocated += r->bytes_allocated(); });
+    s.admitted = totals_.admitted.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < s.expired.size(); ++i)
+      s.expired[i] = totals_.expired[i].load(std::memory_order_relaxed);
     return s;
   }
+
+  const Clock& clock() const override { return *clock_; }
 
  private:
   static Status bad_room_name() {
@@ -243,28 +227,32 @@ class ShardedEngine final : public Engine {
   static Status no_room(std::string_view name) {
     return {Code::kRoomNotFound, "no room named '" + std::string(name) + "'"};
   }
-
-  // Caller holds shard.owner.
-  static void drain_commands(Shard& shard) {
-    Command c;
-    while (shard.commands.try_dequeue(c)) c.room->on_hole(c.seq);
+  Status too_many_rooms() const {
+    return {Code::kUnavailable,
+            "the engine holds its maximum of " + std::to_string(options_.max_rooms) + " rooms"};
   }
 
-  template <typename F>
-  Result<uint64_t> with_owner(std::string_view name, F&& f) {
-    Room* r = registry_.find(name);
-    if (r == nullptr) return no_room(name);
-    Shard& shard = *shards_[r->shard()];
-    std::lock_guard own(shard.owner);
-    if (registry_.find(name) != r) return no_room(name);  // deleted meanwhile
-    drain_commands(shard);
-    return f(*r, shard);
+  std::unique_ptr<Room> make_room(std::string_view name, const RoomConfig& config) {
+    const unsigned shard = shard_of(name);
+    auto room = std::make_unique<Room>(std::string(name), config, env_, *shards_[shard]);
+    room->set_shard(shard);
+    return room;
+  }
+
+  // Caller holds admin_ and checked the room limit.
+  Status add_room(std::unique_ptr<Room> room) {
+    Shard& shard = *shards_[room->shard()];
+    std::lock_guard rooms(shard.rooms_mu);
+    registry_.insert(room.get());
+    shard.rooms.push_back(std::move(room));
+    return Status::ok();
   }
 
   const EngineOptions options_;
   const std::shared_ptr<const Clock> clock_;
   const IdCodec codec_;
-  const int64_t epoch_ms_;
+  EngineTotals totals_;
+  const RoomEnv env_;
   std::mutex admin_;  // serialises room creation and deletion (the registry's one writer)
   RoomRegistry registry_;
   std::vector<std::unique_ptr<Shard>> shards_;

@@ -1,9 +1,9 @@
-// The real engine. Rooms are spread over shards; each shard has one owner at a time (the
-// holder of its owner mutex) that alone admits, expires and emits events for the shard's
-// rooms. Visitors (join, status, heartbeat) never take that mutex: they work on the room's
-// line with atomics (see line.h) and tell the owner what it must know through a
-// moodycamel::ConcurrentQueue of commands. Events leave each shard through a queue with a
-// single producer token, used only under the owner mutex, so they keep their order.
+// The real engine. Each room has one owner at a time (the holder of its owner lock, see
+// room.h) that alone admits, expires and journals those changes. Visitors (join, status,
+// heartbeat, leave) never wait for that lock: they work on the room's line with atomics
+// (see line.h), and a join or leave that needs owner work asks for it without waiting.
+// Rooms are spread over shards only so that run_shard() splits the timer work; each shard
+// also keeps a bounded queue of push hints.
 #pragma once
 
 #include <memory>

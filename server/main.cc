@@ -11,6 +11,15 @@
 
 int main(int argc, char** argv) {
   using namespace anteroom;
+  // Block the stop signals before any thread starts (the log writer is one), so every thread
+  // inherits the mask and only sigwait below takes them; a thread without the mask would
+  // let SIGTERM kill the process instead of stopping it.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc >= 2 && std::string_view(argv[1]) == "check-log") return check_log_main(argc, argv);
   std::string exit_now;
   auto options = parse_options(argc, argv, &exit_now);
@@ -41,14 +50,6 @@ int main(int argc, char** argv) {
     }
     engine = std::move(opened.value());
   }
-
-  // Block the stop signals in every thread; one thread waits for them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
 
   Server server(o, secrets->admin_key, secrets->token_secret, std::move(engine));
   auto port = server.start();

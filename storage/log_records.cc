@@ -1,6 +1,7 @@
 #include "storage/log_records.h"
 
 #include <limits>
+#include <span>
 
 namespace anteroom::logrec {
 namespace {
@@ -61,7 +62,86 @@ class In {
   size_t pos_ = 0;
 };
 
+
+void put_room_config(std::string* p, const RoomConfig& c) {
+  for (uint64_t v :
+       {uint64_t{c.capacity}, uint64_t{static_cast<uint8_t>(c.admission)},
+        uint64_t{c.admit_per_second}, uint64_t{c.allowed_ttl_seconds},
+        uint64_t{c.session_ttl_seconds}, uint64_t{c.heartbeat_timeout_seconds}, c.max_waiting}) {
+    put_varint(p, v);
+  }
+}
+
+void put_state(std::string* p, std::string_view room, uint64_t seq, TicketState state,
+               EndReason reason, int64_t wall_ms) {
+  put_string(p, room);
+  put_varint(p, seq);
+  put_varint(p, static_cast<uint8_t>(state));
+  put_varint(p, static_cast<uint8_t>(reason));
+  put_varint(p, zigzag(wall_ms));
+}
+
+void put_join(std::string* p, std::string_view room, uint64_t seq,
+              const std::array<uint32_t, 3>& tag, std::string_view user, int64_t wall_ms) {
+  put_string(p, room);
+  put_varint(p, seq);
+  for (uint32_t t : tag) put_varint(p, t);
+  put_string(p, user);
+  put_varint(p, zigzag(wall_ms));
+}
+
+void put_clear_seqs(std::string* p, std::string_view room, int64_t wall_ms,
+                    std::span<const uint64_t> seqs) {
+  put_string(p, room);
+  put_varint(p, zigzag(wall_ms));
+  put_varint(p, seqs.size());
+  uint64_t prev = 0;
+  for (uint64_t s : seqs) {
+    put_varint(p, s - prev);
+    prev = s;
+  }
+}
+
 }  // namespace
+
+void encode_change(const Change& c, int64_t wall_minus_engine_ms, std::string* out) {
+  thread_local std::string p;  // reused: a join should not allocate here
+  p.clear();
+  const int64_t wall = c.at_ms + wall_minus_engine_ms;
+  uint8_t type = 5;
+  switch (c.kind) {
+    case Change::Kind::kRoomPut:
+      type = 2;
+      put_string(&p, c.room);
+      put_room_config(&p, *c.config);
+      break;
+    case Change::Kind::kRoomDelete:
+      type = 3;
+      put_string(&p, c.room);
+      break;
+    case Change::Kind::kJoin:
+      type = 4;
+      put_join(&p, c.room, c.seq, c.tag, c.user, wall);
+      break;
+    case Change::Kind::kAdmit:
+      put_state(&p, c.room, c.seq, TicketState::kAllowed, EndReason::kNone, wall);
+      break;
+    case Change::Kind::kActivate:
+      put_state(&p, c.room, c.seq, TicketState::kActive, EndReason::kNone, wall);
+      break;
+    case Change::Kind::kLeave:
+      put_state(&p, c.room, c.seq, TicketState::kLeft, EndReason::kLeft, wall);
+      break;
+    case Change::Kind::kExpire:
+      put_state(&p, c.room, c.seq, TicketState::kExpired, c.reason, wall);
+      break;
+    case Change::Kind::kClear:
+      type = 9;
+      put_clear_seqs(&p, c.room, wall, c.seqs);
+      break;
+  }
+  logfmt::append_record(out, type, p);
+}
 
 void encode(const Any& any, std::string* out) {
   std::string p;
@@ -74,30 +154,16 @@ void encode(const Any& any, std::string* out) {
   } else if (const auto* r = std::get_if<RoomPut>(&any)) {
     type = 2;
     put_string(&p, r->room);
-    const RoomConfig& c = r->config;
-    for (uint64_t v :
-         {uint64_t{c.capacity}, uint64_t{static_cast<uint8_t>(c.admission)},
-          uint64_t{c.admit_per_second}, uint64_t{c.allowed_ttl_seconds},
-          uint64_t{c.session_ttl_seconds}, uint64_t{c.heartbeat_timeout_seconds}, c.max_waiting}) {
-      put_varint(&p, v);
-    }
+    put_room_config(&p, r->config);
   } else if (const auto* d = std::get_if<RoomDelete>(&any)) {
     type = 3;
     put_string(&p, d->room);
   } else if (const auto* j = std::get_if<Join>(&any)) {
     type = 4;
-    put_string(&p, j->room);
-    put_varint(&p, j->seq);
-    for (uint32_t t : j->tag) put_varint(&p, t);
-    put_string(&p, j->user);
-    put_varint(&p, zigzag(j->wall_ms));
+    put_join(&p, j->room, j->seq, j->tag, j->user, j->wall_ms);
   } else if (const auto* s = std::get_if<StateChange>(&any)) {
     type = 5;
-    put_string(&p, s->room);
-    put_varint(&p, s->seq);
-    put_varint(&p, static_cast<uint8_t>(s->state));
-    put_varint(&p, static_cast<uint8_t>(s->reason));
-    put_varint(&p, zigzag(s->wall_ms));
+    put_state(&p, s->room, s->seq, s->state, s->reason, s->wall_ms);
   } else if (const auto* c = std::get_if<Clear>(&any)) {
     type = 6;
     put_string(&p, c->room);
@@ -109,6 +175,9 @@ void encode(const Any& any, std::string* out) {
   } else if (const auto* e = std::get_if<SnapshotEnd>(&any)) {
     type = 8;
     put_varint(&p, e->crc);
+  } else if (const auto* cs = std::get_if<ClearSeqs>(&any)) {
+    type = 9;
+    put_clear_seqs(&p, cs->room, cs->wall_ms, cs->seqs);
   }
   logfmt::append_record(out, type, p);
 }
@@ -183,61 +252,24 @@ Result<Any> decode(const logfmt::Record& rec) {
       if (!in.number(&e.crc) || !in.done()) return bad();
       return Any(e);
     }
+    case 9: {
+      ClearSeqs c;
+      uint64_t n = 0, prev = 0;
+      if (!in.string(&c.room) || !in.signed_number(&c.wall_ms) || !in.varint(&n)) return bad();
+      if (n > rec.payload.size()) return bad();  // each seq takes at least a byte
+      c.seqs.reserve(n);
+      for (uint64_t i = 0; i < n; ++i) {
+        uint64_t d = 0;
+        if (!in.varint(&d) || (i != 0 && d == 0) || d > UINT64_MAX - prev) return bad();
+        prev += d;
+        c.seqs.push_back(prev);
+      }
+      if (!in.done()) return bad();
+      return Any(c);
+    }
     default:
       return bad();
   }
-}
-
-void Recovery::apply(const Any& any) {
-  if (const auto* m = std::get_if<Meta>(&any)) {
-    id_key_ = m->id_key;
-    version_ = m->version;
-  } else if (const auto* r = std::get_if<RoomPut>(&any)) {
-    rooms_[r->room].config = r->config;
-  } else if (const auto* d = std::get_if<RoomDelete>(&any)) {
-    rooms_.erase(d->room);
-  } else if (const auto* j = std::get_if<Join>(&any)) {
-    auto room = rooms_.find(j->room);
-    if (room == rooms_.end()) return;  // joined a room deleted later in the log
-    Ticket& t = room->second.tickets[j->seq];
-    t.tag = j->tag;
-    t.user = j->user;
-  } else if (const auto* s = std::get_if<StateChange>(&any)) {
-    auto room = rooms_.find(s->room);
-    if (room == rooms_.end()) return;
-    auto t = room->second.tickets.find(s->seq);
-    if (t == room->second.tickets.end()) return;  // its join record was lost: it stays lost
-    if (!is_live(t->second.state)) return;        // ended is final
-    if (s->state == TicketState::kAllowed) t->second.admitted_wall_ms = s->wall_ms;
-    t->second.state = s->state;
-    t->second.reason = s->reason;
-  } else if (const auto* c = std::get_if<Clear>(&any)) {
-    auto room = rooms_.find(c->room);
-    if (room == rooms_.end()) return;
-    for (auto& [seq, t] : room->second.tickets) {
-      if (t.state == TicketState::kWaiting) {
-        t.state = TicketState::kLeft;
-        t.reason = EndReason::kCleared;
-      }
-    }
-  }
-}
-
-std::vector<RestoredTicket> Recovery::tickets_for_restore(const Room& room,
-                                                          int64_t engine_minus_wall_ms) {
-  std::vector<RestoredTicket> out;
-  out.reserve(room.tickets.size());
-  for (const auto& [seq, t] : room.tickets) {
-    RestoredTicket r;
-    r.seq = seq;
-    r.tag = t.tag;
-    r.user = t.user;
-    r.state = t.state;
-    r.reason = t.reason;
-    if (holds_slot(t.state)) r.admitted_at_ms = t.admitted_wall_ms + engine_minus_wall_ms;
-    out.push_back(std::move(r));
-  }
-  return out;
 }
 
 }  // namespace anteroom::logrec

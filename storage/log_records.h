@@ -1,33 +1,37 @@
-// What the append-only log says (the payloads of docs/log-format.md's records), and
-// recovery as a pure function from those records to rooms to restore.
+// What the append-only log says: the payloads of docs/log-format.md's records, and how the
+// engine's journal changes (engine/journal.h) become records.
 //
 // Record types (the frame's type byte):
 //   1 meta         version, the engine's id key (first record of a log)
 //   2 room_put     room, full config
 //   3 room_delete  room
 //   4 join         room, seq, tag, user, wall-clock ms
-//   5 state        room, seq, new state, reason, wall-clock ms
+//   5 state        room, seq, new state, reason, wall-clock ms (admit, activate, leave,
+//                  expire)
 //   6 clear        room, wall-clock ms: every ticket still WAITING at this point left
+//                  (version 1 logs; version 2 writes clear_seqs instead)
 //   7 snap_begin   magic "ANTEROOM-SNAPSHOT", version: a snapshot's records follow
 //   8 snap_end     CRC32C of every byte from snap_begin's header to snap_end's header
+//   9 clear_seqs   room, wall-clock ms, count, then each cleared seq as the difference
+//                  from the one before (the first from 0)
 // Payloads are varints (unsigned LEB128) and length-prefixed strings, in the order above.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <map>
-#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "storage/log_format.h"
+#include "engine/journal.h"
 #include "engine/model.h"
 #include "engine/status.h"
 
 namespace anteroom::logrec {
 
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;     // what this build writes
+constexpr uint32_t kOldestVersion = 1;  // the oldest it reads
 
 struct Meta {
   uint32_t version = kVersion;
@@ -58,6 +62,11 @@ struct Clear {
   std::string room;
   int64_t wall_ms = 0;
 };
+struct ClearSeqs {
+  std::string room;
+  int64_t wall_ms = 0;
+  std::vector<uint64_t> seqs;  // ascending
+};
 struct SnapshotBegin {
   std::string magic = "ANTEROOM-SNAPSHOT";
   uint32_t version = kVersion;
@@ -65,43 +74,15 @@ struct SnapshotBegin {
 struct SnapshotEnd {
   uint32_t crc = 0;
 };
-using Any =
-    std::variant<Meta, RoomPut, RoomDelete, Join, StateChange, Clear, SnapshotBegin, SnapshotEnd>;
+using Any = std::variant<Meta, RoomPut, RoomDelete, Join, StateChange, Clear, SnapshotBegin,
+                         SnapshotEnd, ClearSeqs>;
 
 // Appends `r` as one framed record.
 void encode(const Any& r, std::string* out);
+// Appends a journal change as one framed record; engine-clock times become wall-clock ones
+// by adding `wall_minus_engine_ms`. Allocates nothing beyond *out's growth.
+void encode_change(const Change& c, int64_t wall_minus_engine_ms, std::string* out);
 // The record's content; kInvalidArgument if the payload does not parse.
 Result<Any> decode(const logfmt::Record& r);
-
-// Everything the log says, folded: each room's latest config and each ticket's latest
-// state. Apply records in log order.
-class Recovery {
- public:
-  struct Ticket {
-    std::array<uint32_t, 3> tag{};
-    std::string user;
-    TicketState state = TicketState::kWaiting;
-    EndReason reason = EndReason::kNone;
-    int64_t admitted_wall_ms = 0;
-  };
-  struct Room {
-    RoomConfig config;
-    std::map<uint64_t, Ticket> tickets;
-  };
-
-  void apply(const Any& r);
-  const std::map<std::string, Room>& rooms() const { return rooms_; }
-  std::optional<std::array<uint64_t, 2>> id_key() const { return id_key_; }
-  uint32_t version() const { return version_; }
-  // The room's tickets for Engine::restore_room; wall-clock admission times are turned
-  // into the engine's clock with `engine_minus_wall_ms`.
-  static std::vector<RestoredTicket> tickets_for_restore(const Room& room,
-                                                         int64_t engine_minus_wall_ms);
-
- private:
-  std::map<std::string, Room> rooms_;
-  std::optional<std::array<uint64_t, 2>> id_key_;
-  uint32_t version_ = kVersion;
-};
 
 }  // namespace anteroom::logrec

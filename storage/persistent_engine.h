@@ -1,12 +1,12 @@
-// The engine with a memory: a ShardedEngine behind a decorator that appends every change
-// to DIR/anteroom.log (docs/log-format.md, engine/log_records.h) and, on open, rebuilds
-// the engine from that log.
+// The engine with a memory: a ShardedEngine whose change journal (engine/journal.h) is
+// written to DIR/anteroom.log (docs/log-format.md) and which, on open, rebuilds itself
+// from that log.
 //
-// What is logged: room put and delete; each new ticket (its seq, tag and user: enough to
-// rebuild the same id in the same place); each state change (admitted, activated, left,
-// expired) and each clear. Heartbeats are not logged: after a restart every WAITING and
-// ACTIVE ticket counts as seen at that moment (nobody could heartbeat while the server was
-// down); ALLOWED keeps its wall-clock admission time, so its deadline survives.
+// What is logged: everything the journal tells (room put and delete; each new ticket with
+// its seq, tag and user, enough to rebuild the same id in the same place; admissions, first
+// uses, leaves, expiries, clears). Heartbeats are not logged: after a restart every WAITING
+// and ACTIVE ticket counts as seen at that moment (nobody could heartbeat while the server
+// was down); ALLOWED keeps its wall-clock admission time, so its deadline survives.
 //
 // Acknowledgement: with `always`, a join's result carries `durable_at`, and the caller must
 // acknowledge it only from Engine::when_durable (group commit: the writer syncs everything
@@ -34,6 +34,8 @@ struct PersistenceOptions {
 
 // Opens (or creates) the log in options.dir and recovers from it. A torn tail is cut off
 // and described in *warnings; damage in the middle is an error naming file and offset.
+// `engine_options.journal`, if set, is told every change after the log took it.
+// `engine_options.id_key`, if set, is the id key of a new log (an existing log keeps its own).
 Result<std::unique_ptr<Engine>> open_persistent_engine(const PersistenceOptions& options,
                                                        EngineOptions engine_options,
                                                        std::string* warnings);

@@ -95,14 +95,14 @@ ApiResponse engine_error(const Status& st) {
   return error_response(status, code_name(st.code()), st.message());
 }
 
-Api::Api(Engine& engine, const Clock& clock, const TokenSigner& tokens, Metrics& metrics,
-         const Options& options, std::string admin_key)
+Api::Api(Engine& engine, const TokenSigner& tokens, Metrics& metrics, const Options& options,
+         std::string admin_key)
     : engine_(engine),
       tokens_(tokens),
       metrics_(metrics),
       options_(options),
       admin_key_(std::move(admin_key)),
-      wall_minus_engine_ms_(unix_now_ms() - clock.now_ms()) {}
+      wall_minus_engine_ms_(unix_now_ms() - engine.clock().now_ms()) {}
 
 bool Api::authorized(std::string_view header) const {
   constexpr std::string_view kBearer = "Bearer ";
@@ -169,17 +169,7 @@ std::string Api::status_json(std::string_view room, const TicketView& v) const {
 
 Result<JoinResult> Api::join(std::string_view room, std::string_view user) const {
   auto r = engine_.join(room, user);
-  if (!r.is_ok()) return r;
-  metrics_.joined(r->created);
-  const TicketView& v = r->ticket;
-  // In an auto room with a free slot, admit now rather than at the owner's next tick.
-  if (v.state == TicketState::kWaiting && (v.capacity == 0 || v.active < v.capacity)) {
-    auto info = engine_.room_info(room);
-    if (info.is_ok() && info->config.admission == AdmissionMode::kAuto) {
-      engine_.run_shard(engine_.shard_of(room));
-      if (auto now = engine_.peek(room, id_view(v.id)); now.is_ok()) r.value().ticket = now.value();
-    }
-  }
+  if (r.is_ok()) metrics_.joined(r->created);
   return r;
 }
 

@@ -49,9 +49,9 @@ int64_t unix_now_s();
 
 class Api {
  public:
-  // `clock` must be the engine's clock (admission times are on it).
-  Api(Engine& engine, const Clock& clock, const TokenSigner& tokens, Metrics& metrics,
-      const Options& options, std::string admin_key);
+  // Times come from the engine's clock (admission times are on it).
+  Api(Engine& engine, const TokenSigner& tokens, Metrics& metrics, const Options& options,
+      std::string admin_key);
 
   ApiResponse handle(const ApiRequest& req) const;
 
@@ -59,8 +59,7 @@ class Api {
   std::string status_json(std::string_view room, const TicketView& v) const;
   // A token for an ALLOWED or ACTIVE ticket; empty otherwise.
   std::string token_for(std::string_view room, const TicketView& v) const;
-  // Joins (and, in an auto room with a free slot, runs admission at once so the answer
-  // already says ALLOWED).
+  // Joins and counts the join (the engine admits at once where a slot is free).
   Result<JoinResult> join(std::string_view room, std::string_view user) const;
   // Verifies a token and activates its ticket (verify route and gate).
   Result<TicketDetail> use_token(std::string_view room, std::string_view token) const;

@@ -32,13 +32,6 @@ void Metrics::request(Route r, unsigned status, double seconds) {
   sh.latency_sum_us.fetch_add(static_cast<uint64_t>(seconds * 1e6), kRelaxed);
 }
 
-void Metrics::event(const Event& e) {
-  if (e.kind == Event::Kind::kAdmitted) admissions_.fetch_add(1, kRelaxed);
-  if (e.kind == Event::Kind::kExpired) {
-    expiries_[static_cast<size_t>(e.reason) % expiries_.size()].fetch_add(1, kRelaxed);
-  }
-}
-
 std::string Metrics::render(const Engine& engine) const {
   std::string out;
   char line[256];
@@ -86,13 +79,13 @@ std::string Metrics::render(const Engine& engine) const {
       static_cast<unsigned long long>(joins_existing_.load(kRelaxed)));
   out += "# HELP anteroom_admissions_total Tickets admitted (WAITING to ALLOWED).\n";
   out += "# TYPE anteroom_admissions_total counter\n";
-  add("anteroom_admissions_total %llu\n",
-      static_cast<unsigned long long>(admissions_.load(kRelaxed)));
+  const EngineStats stats = engine.stats();
+  add("anteroom_admissions_total %llu\n", static_cast<unsigned long long>(stats.admitted));
   out += "# HELP anteroom_expiries_total Tickets expired, by reason.\n";
   out += "# TYPE anteroom_expiries_total counter\n";
   for (EndReason r : {EndReason::kAllowedUnused, EndReason::kSessionIdle, EndReason::kAbandoned}) {
     add("anteroom_expiries_total{reason=\"%s\"} %llu\n", reason_name(r),
-        static_cast<unsigned long long>(expiries_[static_cast<size_t>(r)].load(kRelaxed)));
+        static_cast<unsigned long long>(stats.expired[static_cast<size_t>(r)]));
   }
   out += "# HELP anteroom_open_connections Open connections by kind.\n";
   out += "# TYPE anteroom_open_connections gauge\n";

@@ -48,7 +48,6 @@ class Metrics {
   int64_t open(ConnKind k) const { return open_[static_cast<size_t>(k)].load(kRelaxed); }
   void slow_consumer_dropped() { dropped_slow_.fetch_add(1, kRelaxed); }
   void refused_connection() { refused_.fetch_add(1, kRelaxed); }
-  void event(const Event& e);
 
   std::string render(const Engine& engine) const;
 
@@ -71,8 +70,6 @@ class Metrics {
   static size_t my_shard();
   std::array<Shard, kShards> shards_{};
   std::atomic<uint64_t> joins_new_{0}, joins_existing_{0};
-  std::atomic<uint64_t> admissions_{0};
-  std::array<std::atomic<uint64_t>, 6> expiries_{};  // by EndReason
   std::array<std::atomic<int64_t>, static_cast<size_t>(ConnKind::kCount)> open_{};
   std::atomic<uint64_t> dropped_slow_{0}, refused_{0};
 };

@@ -69,9 +69,6 @@ void PushHub::on_events(const std::vector<Event>& events) {
           break;
         case Event::Kind::kCountsChanged:
           room.counts_dirty = true;
-          room.waiting = ev.waiting;
-          room.active = ev.active;
-          room.capacity = ev.capacity;
           break;
       }
     }
@@ -87,7 +84,7 @@ std::string PushHub::visitor_count(uint64_t active, uint64_t waiting, uint32_t c
   return buf;
 }
 
-void PushHub::flush() {
+void PushHub::flush(const Engine& engine) {
   std::vector<std::shared_ptr<Stream>> moved;
   std::vector<std::pair<std::shared_ptr<Stream>, std::shared_ptr<const std::string>>> counts;
   {
@@ -95,8 +92,11 @@ void PushHub::flush() {
     for (auto& [name, room] : rooms_) {
       std::shared_ptr<const std::string> message;
       if (room.counts_dirty) {
-        message = std::make_shared<const std::string>(
-            visitor_count(room.active, room.waiting, room.capacity));
+        // Under mu_: a registry lookup and a few relaxed loads, no lock of the engine's.
+        if (auto info = engine.room_info(name); info.is_ok()) {
+          message = std::make_shared<const std::string>(visitor_count(
+              info->counters.active, info->counters.waiting, info->config.capacity));
+        }
       }
       for (auto& [ptr, entry] : room.streams) {
         auto s = entry.stream.lock();

@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/model.h"
+#include "engine/engine.h"
 
 namespace anteroom {
 
@@ -40,7 +40,9 @@ class PushHub {
   void detach(const std::string& room, const Stream* s);
 
   void on_events(const std::vector<Event>& events);
-  void flush();
+  // Tells the streams of rooms whose positions or counts changed; counts are read from
+  // `engine` now (hints may be stale or out of order).
+  void flush(const Engine& engine);
   void shutdown_all();
   size_t size() const;
 
@@ -58,8 +60,6 @@ class PushHub {
     std::unordered_multimap<std::string, const Stream*> by_ticket;
     bool moved = false;
     bool counts_dirty = false;
-    uint64_t waiting = 0, active = 0;
-    uint32_t capacity = 0;
   };
 
   mutable std::mutex mu_;

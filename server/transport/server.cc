@@ -16,10 +16,9 @@ namespace anteroom {
 struct Server::Impl {
   Impl(Options o, std::string admin_key, std::string secret, std::unique_ptr<Engine> given)
       : options(std::move(o)),
-        clock(std::make_shared<SteadyClock>()),
-        engine(given ? std::move(given) : make_sharded_engine(engine_options(options, clock))),
+        engine(given ? std::move(given) : make_sharded_engine()),
         tokens(std::move(secret)),
-        api(*engine, *clock, tokens, metrics, options, std::move(admin_key)),
+        api(*engine, tokens, metrics, options, std::move(admin_key)),
         ctx{options, api, hub, metrics},
         contexts(make_contexts(thread_count(options))),
         acceptor(*contexts[0]),
@@ -37,11 +36,6 @@ struct Server::Impl {
 
   static unsigned thread_count(const Options& o) {
     return o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  }
-  static EngineOptions engine_options(const Options&, std::shared_ptr<const Clock> clock) {
-    EngineOptions e;
-    e.clock = std::move(clock);
-    return e;
   }
 
   void do_accept() {
@@ -69,13 +63,12 @@ struct Server::Impl {
     engine->run_all();
     events.clear();
     while (engine->poll_events(events, 4096) != 0) {
-      for (const Event& e : events) metrics.event(e);
       hub.on_events(events);
       events.clear();
     }
     auto now = std::chrono::steady_clock::now();
     if (now >= next_flush) {
-      hub.flush();
+      hub.flush(*engine);
       next_flush = now + std::chrono::milliseconds(options.push_interval_ms);
     }
     if (ctx.stopping.load(std::memory_order_relaxed)) return;
@@ -86,7 +79,6 @@ struct Server::Impl {
   }
 
   Options options;
-  std::shared_ptr<SteadyClock> clock;
   std::unique_ptr<Engine> engine;
   TokenSigner tokens;
   Metrics metrics;

@@ -1,15 +1,24 @@
-// Runs every rule test against both Engine implementations, with a manual clock.
+// Runs every rule test against every Engine that ships or serves as a yardstick, with a
+// manual clock: the sharded engine, the one-mutex yardstick, and the persistent engine (the
+// sharded one writing its journal to a log in a temporary directory), which is what the
+// server runs. A new engine gets every rule test by one more line in engine_kinds().
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/forwarding_engine.h"
+#include "storage/persistent_engine.h"
 #include "tests/support/mutex_engine.h"
+#include "tests/support/recording_journal.h"
 
 namespace anteroom::testing {
 
@@ -18,8 +27,32 @@ struct EngineKind {
   std::unique_ptr<Engine> (*make)(EngineOptions);
 };
 
+// The persistent engine in a fresh temporary directory, removed with the engine.
+class TempDirEngine final : public ForwardingEngine {
+ public:
+  TempDirEngine(std::unique_ptr<Engine> e, std::string dir)
+      : ForwardingEngine(std::move(e)), dir_(std::move(dir)) {}
+  ~TempDirEngine() override { std::filesystem::remove_all(dir_); }
+
+  static std::unique_ptr<Engine> make(EngineOptions o) {
+    std::string dir = (std::filesystem::temp_directory_path() / "anteroom-rules-XXXXXX").string();
+    if (mkdtemp(dir.data()) == nullptr) return nullptr;
+    PersistenceOptions p;
+    p.dir = dir;
+    p.sync = LogWriter::Sync::kNo;  // the rules, not the disk, are under test here
+    auto e = open_persistent_engine(p, o, nullptr);
+    if (!e.is_ok()) return nullptr;
+    return std::make_unique<TempDirEngine>(std::move(e.value()), dir);
+  }
+
+ private:
+  std::string dir_;
+};
+
 inline std::vector<EngineKind> engine_kinds() {
-  return {{"sharded", &make_sharded_engine}, {"mutex", &make_mutex_engine}};
+  return {{"sharded", &make_sharded_engine},
+          {"mutex", &make_mutex_engine},
+          {"persistent", &TempDirEngine::make}};
 }
 
 class EngineTest : public ::testing::TestWithParam<EngineKind> {
@@ -29,7 +62,9 @@ class EngineTest : public ::testing::TestWithParam<EngineKind> {
     EngineOptions o;
     o.clock = clock_;
     o.shards = 2;
+    o.journal = &journal_;
     engine_ = GetParam().make(o);
+    ASSERT_NE(engine_, nullptr);
   }
 
   RoomConfig config(uint32_t capacity, AdmissionMode mode = AdmissionMode::kAuto) {
@@ -64,6 +99,7 @@ class EngineTest : public ::testing::TestWithParam<EngineKind> {
   }
 
   std::shared_ptr<ManualClock> clock_;
+  RecordingJournal journal_;  // told every change of engine_ (declared first: outlives it)
   std::unique_ptr<Engine> engine_;
 };
 

@@ -112,7 +112,7 @@ TEST_P(RestoreTest, RefusesOutOfOrderTickets) {
   EXPECT_EQ(engine_->restore_room("r", config(1), bad).code(), Code::kInvalidArgument);
 }
 
-INSTANTIATE_TEST_SUITE_P(Both, RestoreTest, ::testing::ValuesIn(engine_kinds()), kind_name);
+INSTANTIATE_TEST_SUITE_P(Every, RestoreTest, ::testing::ValuesIn(engine_kinds()), kind_name);
 
 }  // namespace
 }  // namespace anteroom::testing

@@ -19,8 +19,10 @@ TEST(Room, AdmissionStopsAtAJoinThatClaimedButHasNotPublished) {
   RoomConfig config;
   config.capacity = 0;
   config.admission = AdmissionMode::kManual;
-  Room room("r", config, codec, clock, clock.now_ms());
+  EngineTotals totals;
+  RoomEnv env{codec, clock, nullptr, clock.now_ms(), totals};
   CollectingSink sink;
+  Room room("r", config, env, sink);
 
   auto first = room.join("");
   uint64_t in_flight = room.line_for_test().claim();  // a join between claim and publish
@@ -28,13 +30,13 @@ TEST(Room, AdmissionStopsAtAJoinThatClaimedButHasNotPublished) {
   ASSERT_TRUE(first.is_ok() && third.is_ok());
   EXPECT_EQ(third->ticket.position, 3u);  // the in-flight join counts as ahead
 
-  EXPECT_EQ(room.admit(10, sink), 1u);  // only the one before the gap
+  EXPECT_EQ(room.admit(10), 1u);  // only the one before the gap
   EXPECT_EQ(room.status(id_view(third->ticket.id), false)->state, TicketState::kWaiting);
 
   Slot& slot = room.line_for_test().slot_for_publish(in_flight);
   slot.last_seen = 0;
   slot.state = pack_state(TicketState::kWaiting, EndReason::kNone);
-  EXPECT_EQ(room.admit(10, sink), 2u);
+  EXPECT_EQ(room.admit(10), 2u);
   EXPECT_EQ(room.status(id_view(third->ticket.id), false)->state, TicketState::kAllowed);
 }
 

@@ -1,0 +1,79 @@
+// An Engine that passes every call to another one: the base of decorators (storage's
+// persistent engine) that change a few calls and keep the rest.
+//
+// Thread safety: as the engine it wraps.
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "engine/engine.h"
+
+namespace anteroom {
+
+class ForwardingEngine : public Engine {
+ public:
+  explicit ForwardingEngine(std::unique_ptr<Engine> inner) : inner_(std::move(inner)) {}
+
+  Status put_room(std::string_view room, const RoomConfig& config) override {
+    return inner_->put_room(room, config);
+  }
+  Result<RoomInfo> room_info(std::string_view room) const override {
+    return inner_->room_info(room);
+  }
+  std::vector<RoomInfo> rooms() const override { return inner_->rooms(); }
+  Status delete_room(std::string_view room) override { return inner_->delete_room(room); }
+  Result<uint64_t> admit(std::string_view room, uint64_t count) override {
+    return inner_->admit(room, count);
+  }
+  Result<uint64_t> clear(std::string_view room) override { return inner_->clear(room); }
+  Result<JoinResult> join(std::string_view room, std::string_view user) override {
+    return inner_->join(room, user);
+  }
+  Result<TicketView> status(std::string_view room, std::string_view t) override {
+    return inner_->status(room, t);
+  }
+  Result<TicketView> peek(std::string_view room, std::string_view t) const override {
+    return inner_->peek(room, t);
+  }
+  Status heartbeat(std::string_view room, std::string_view t) override {
+    return inner_->heartbeat(room, t);
+  }
+  Result<TicketDetail> describe(std::string_view room, std::string_view t) const override {
+    return inner_->describe(room, t);
+  }
+  Result<TicketView> leave(std::string_view room, std::string_view t) override {
+    return inner_->leave(room, t);
+  }
+  Result<TicketDetail> activate(std::string_view room, std::string_view t) override {
+    return inner_->activate(room, t);
+  }
+  Status restore_room(std::string_view room, const RoomConfig& c,
+                      const std::vector<RestoredTicket>& t) override {
+    return inner_->restore_room(room, c, t);
+  }
+  Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override {
+    return inner_->export_tickets(room);
+  }
+  unsigned shard_count() const override { return inner_->shard_count(); }
+  unsigned shard_of(std::string_view room) const override { return inner_->shard_of(room); }
+  void run_shard(unsigned shard) override { inner_->run_shard(shard); }
+  size_t poll_events(std::vector<Event>& out, size_t max) override {
+    return inner_->poll_events(out, max);
+  }
+  EngineStats stats() const override { return inner_->stats(); }
+  const Clock& clock() const override { return inner_->clock(); }
+  Result<SnapshotInfo> snapshot() override { return inner_->snapshot(); }
+  Status health() const override { return inner_->health(); }
+  void when_durable(uint64_t position, std::function<void(Status)> done) override {
+    inner_->when_durable(position, std::move(done));
+  }
+
+ protected:
+  Engine& inner() const { return *inner_; }
+
+ private:
+  std::unique_ptr<Engine> inner_;
+};
+
+}  // namespace anteroom

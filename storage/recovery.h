@@ -1,0 +1,62 @@
+// Recovery: the log read back into the rooms it describes. A pure fold over records (apply
+// them in log order), plus read_log(), which reads a log file into that fold, cutting a
+// torn tail and refusing damage in the middle.
+//
+// A ticket's states only move forward when records are applied (WAITING < ALLOWED <
+// ACTIVE < ended): the journal may tell two near-simultaneous changes of a ticket in either
+// order (engine/journal.h), and a snapshot's records may be followed by records it already
+// contains; both then rebuild the same state.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/model.h"
+#include "engine/status.h"
+#include "storage/log_records.h"
+
+namespace anteroom::logrec {
+
+class Recovery {
+ public:
+  struct Ticket {
+    std::array<uint32_t, 3> tag{};
+    std::string user;
+    TicketState state = TicketState::kWaiting;
+    EndReason reason = EndReason::kNone;
+    int64_t admitted_wall_ms = 0;
+  };
+  struct Room {
+    RoomConfig config;
+    std::map<uint64_t, Ticket> tickets;
+  };
+
+  void apply(const Any& r);
+  const std::map<std::string, Room>& rooms() const { return rooms_; }
+  std::optional<std::array<uint64_t, 2>> id_key() const { return id_key_; }
+  uint32_t version() const { return version_; }
+  // The room's tickets for Engine::restore_room; wall-clock admission times are turned
+  // into the engine's clock with `engine_minus_wall_ms`.
+  static std::vector<RestoredTicket> tickets_for_restore(const Room& room,
+                                                         int64_t engine_minus_wall_ms);
+
+ private:
+  void apply_state(const StateChange& s);
+
+  std::map<std::string, Room> rooms_;
+  std::optional<std::array<uint64_t, 2>> id_key_;
+  uint32_t version_ = kVersion;
+};
+
+// Reads the log at `path` (absent: empty) into *out. A torn tail is cut off the file and
+// described in *warnings; damage in the middle, a snapshot whose checksum does not match or
+// a version this build cannot read is an error naming the file and offset, and telling the
+// operator to run `anteroom check-log --fix DIR` (`dir`).
+Status read_log(const std::string& path, const std::string& dir, Recovery* out,
+                std::string* warnings);
+
+}  // namespace anteroom::logrec
