@@ -70,7 +70,7 @@ cat >"$OUT" <<MD
 | appendfsync | off joins/s | mode joins/s | ratio to off | p50 mode / off | p99 mode / off | errors mode / off |
 |---|---:|---:|---:|---:|---:|---:|
 ${rows}
-Goals (persistence issue): everysec >= 0.9x, always >= 0.5x. With \`always\` a join is
+Goals: everysec >= 0.9x, always >= 0.5x. With \`always\` a join is
 answered only after its record is on disk: one \`fdatasync\` per batch of joins that
 arrived meanwhile (group commit), about 160 us each on this disk.
 

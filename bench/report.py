@@ -51,7 +51,7 @@ def key(b):
 
 
 def targets(by, data, w):
-    """The issue's targets, each checked against this run."""
+    """The targets docs/engine.md sets, each checked against this run."""
     def r(name, size, threads, kind="0"):
         b = by.get((name, str(size), threads, kind))
         return rate(b) if b else 0.0
@@ -79,7 +79,7 @@ def targets(by, data, w):
                  0 < named <= 64))
     p99 = lat.get("p99_ns", 0)
     rows.append(("status p99, room of 1M", "< 1 us", f"{p99:.0f} ns", 0 < p99 < 1000))
-    w("## Targets (from the engine issue), checked against this run")
+    w("## Targets, checked against this run")
     w("")
     w("| target | goal | measured | met |")
     w("|---|---|---:|---|")

@@ -1,4 +1,4 @@
-// Record framing of the append-only log (the persistence issue builds on this). The format
+// Record framing of the append-only log (log_records.h says what the records hold). The format
 // is specified in docs/log-format.md:
 //
 //   record := masked_crc32c:u32le  length:u32le  type:u8  payload[length]

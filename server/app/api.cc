@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
+#include "server/app/json_text.h"
 #include "server/app/wait_page.h"
 
 namespace anteroom {
@@ -145,12 +147,9 @@ std::string Api::status_json(std::string_view room, const TicketView& v) const {
                 static_cast<unsigned long long>(v.waiting),
                 static_cast<unsigned long long>(v.active), v.capacity);
   out += buf;
-  if (v.eta_seconds) {
-    std::snprintf(buf, sizeof buf, R"("eta_seconds":%.1f,)", *v.eta_seconds);
-  } else {
-    std::snprintf(buf, sizeof buf, R"("eta_seconds":null,)");
-  }
-  out += buf;
+  out += R"("eta_seconds":)";
+  out += v.eta_seconds ? json_number(std::round(*v.eta_seconds * 10) / 10) : "null";
+  out += ',';
   std::snprintf(buf, sizeof buf, R"("poll_after_ms":%u)", poll_after_ms(v));
   out += buf;
   if (v.reason != EndReason::kNone) {
@@ -173,37 +172,6 @@ Result<JoinResult> Api::join(std::string_view room, std::string_view user) const
   return r;
 }
 
-ApiResponse Api::join_route(std::string_view room, std::string_view body) const {
-  std::string user;
-  if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
-    boost::system::error_code ec;
-    json::value v = json::parse(body, ec);
-    if (ec) return error_response(400, "invalid_json", "the body is not valid JSON");
-    if (!v.is_object())
-      return error_response(400, "invalid_field", "the body must be a JSON object");
-    for (const auto& kv : v.as_object()) {
-      if (kv.key() != "user") {
-        return error_response(400, "invalid_field",
-                              "unknown field '" + std::string(kv.key()) + "'");
-      }
-      if (!kv.value().is_string())
-        return error_response(400, "invalid_field", "user must be a string");
-      user = std::string(kv.value().as_string());
-      if (!valid_user(user)) {
-        return error_response(400, "invalid_field",
-                              "user must be 1-128 bytes with no control characters");
-      }
-    }
-  }
-  auto r = join(room, user);
-  if (!r.is_ok()) return engine_error(r.status());
-  ApiResponse res;
-  res.status = r->created ? 201 : 200;
-  res.body = status_json(room, r->ticket);
-  res.durable_at = r->durable_at;
-  return res;
-}
-
 ApiResponse Api::handle(const ApiRequest& req) const {
   std::string_view path = req.target, query;
   if (size_t q = path.find('?'); q != std::string_view::npos) {
@@ -214,29 +182,38 @@ ApiResponse Api::handle(const ApiRequest& req) const {
   return res;
 }
 
-ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string_view query) const {
-  const bool get = req.method == "GET" || req.method == "HEAD";
-  auto with = [](ApiResponse r, Route route) {
-    r.route = route;
-    return r;
-  };
-  if (path == "/healthz") {
-    if (!get) return method_not_allowed("GET", Route::kHealth);
-    ApiResponse r;
+namespace {
+
+ApiResponse with(ApiResponse r, Route route) {
+  r.route = route;
+  return r;
+}
+
+}  // namespace
+
+// /healthz and /readyz.
+ApiResponse Api::probe_route(bool ready_probe) const {
+  ApiResponse r;
+  if (!ready_probe) {
     r.body = R"({"ok":true})";
     return with(r, Route::kHealth);
   }
-  if (path == "/readyz") {
-    if (!get) return method_not_allowed("GET", Route::kReady);
-    if (!ready_.load(std::memory_order_relaxed)) {
-      return with(error_response(503, "not_ready", "the server is shutting down"), Route::kReady);
-    }
-    if (Status st = engine_.health(); !st.is_ok()) {
-      return with(error_response(503, "storage_failed", st.message()), Route::kReady);
-    }
-    ApiResponse r;
-    r.body = R"({"ready":true})";
-    return with(r, Route::kReady);
+  if (!ready_.load(std::memory_order_relaxed)) {
+    return with(error_response(503, "not_ready", "the server is shutting down"), Route::kReady);
+  }
+  if (Status st = engine_.health(); !st.is_ok()) {
+    return with(error_response(503, "storage_failed", st.message()), Route::kReady);
+  }
+  r.body = R"({"ready":true})";
+  return with(r, Route::kReady);
+}
+
+ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string_view query) const {
+  const bool get = req.method == "GET" || req.method == "HEAD";
+  if (path == "/healthz" || path == "/readyz") {
+    const bool ready = path == "/readyz";
+    if (!get) return method_not_allowed("GET", ready ? Route::kReady : Route::kHealth);
+    return probe_route(ready);
   }
   if (path == "/metrics") {
     if (!get) return method_not_allowed("GET", Route::kMetrics);
@@ -262,23 +239,8 @@ ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string
   }
   if (parts.size() == 3 && parts[0] == "v1" && parts[1] == "admin" && parts[2] == "snapshot") {
     if (req.method != "POST") return method_not_allowed("POST", Route::kSnapshot);
-    if (!authorized(req.authorization)) {
-      return with(
-          error_response(401, "unauthorized", "this route needs Authorization: Bearer <admin key>"),
-          Route::kSnapshot);
-    }
-    auto info = engine_.snapshot();
-    if (!info.is_ok()) {
-      unsigned code = options_.persistence ? 503 : 409;
-      return with(error_response(code, options_.persistence ? "snapshot_failed" : "persistence_off",
-                                 info.status().message()),
-                  Route::kSnapshot);
-    }
-    ApiResponse r;
-    r.body = R"({"bytes_before":)" + std::to_string(info->bytes_before) + R"(,"bytes_after":)" +
-             std::to_string(info->bytes_after) + R"(,"tickets":)" + std::to_string(info->tickets) +
-             "}";
-    return with(r, Route::kSnapshot);
+    if (!authorized(req.authorization)) return with(unauthorized(), Route::kSnapshot);
+    return with(snapshot_route(), Route::kSnapshot);
   }
   if (parts.size() >= 2 && parts[0] == "v1" && parts[1] == "rooms") {
     return rooms_route(req, parts);

@@ -1,4 +1,4 @@
-// The HTTP API of SPEC section 3 as plain functions of a request: no sockets, no Beast.
+// The HTTP API (docs/api.md) as plain functions of a request: no sockets, no Beast.
 // Sessions parse bytes into an ApiRequest, call Api::handle, and write the ApiResponse (or,
 // for the SSE and WebSocket routes, turn the connection into a stream).
 //
@@ -7,6 +7,8 @@
 #pragma once
 
 #include <atomic>
+#include <boost/json/object.hpp>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -55,7 +57,7 @@ class Api {
 
   ApiResponse handle(const ApiRequest& req) const;
 
-  // The status object of SPEC section 3 for a ticket (with its token once admitted).
+  // The status object of a ticket (docs/api.md), with its token once admitted.
   std::string status_json(std::string_view room, const TicketView& v) const;
   // A token for an ALLOWED or ACTIVE ticket; empty otherwise.
   std::string token_for(std::string_view room, const TicketView& v) const;
@@ -70,13 +72,25 @@ class Api {
 
  private:
   ApiResponse route(const ApiRequest& req, std::string_view path, std::string_view query) const;
+  // /v1/rooms/...: finds the route (routes_visitor.cc).
   ApiResponse rooms_route(const ApiRequest& req, const std::vector<std::string_view>& parts) const;
-  ApiResponse put_room(std::string_view room, std::string_view body) const;
+  // Visitor routes (routes_visitor.cc).
   ApiResponse join_route(std::string_view room, std::string_view body) const;
-  ApiResponse admit_route(std::string_view room, std::string_view body) const;
-  ApiResponse verify_route(std::string_view room, std::string_view body) const;
+  ApiResponse ticket_route(const ApiRequest& req, std::string_view room,
+                           const std::vector<std::string_view>& parts) const;
+  ApiResponse ws_route(std::string_view room) const;
   ApiResponse gate_route(std::string_view room, std::string_view cookie) const;
+  // Operator routes (routes_operator.cc).
+  ApiResponse list_rooms() const;
+  ApiResponse room_route(const ApiRequest& req, std::string_view room) const;
+  ApiResponse put_room(std::string_view room, std::string_view body) const;
+  ApiResponse admit_route(std::string_view room, std::string_view body) const;
+  ApiResponse clear_route(std::string_view room) const;
+  ApiResponse verify_route(std::string_view room, std::string_view body) const;
+  ApiResponse snapshot_route() const;
+  ApiResponse probe_route(bool ready_probe) const;
   bool authorized(std::string_view header) const;
+  ApiResponse unauthorized() const;
 
   Engine& engine_;
   const TokenSigner& tokens_;
@@ -87,11 +101,15 @@ class Api {
   std::atomic<bool> ready_{true};       // lone flag: relaxed
 };
 
-// Error body of SPEC section 3.
+// The error body: {"error":{"code":...,"message":...}}.
 ApiResponse error_response(unsigned status, std::string_view code, std::string_view message);
 // 405 with the Allow header, counted under `r`.
 ApiResponse method_not_allowed(const char* allow, Route r);
 // An engine error as an HTTP error (404 for unknown room or ticket, 503 for a full room...).
 ApiResponse engine_error(const Status& st);
+// A request body that must be a JSON object (`allow_empty`: an empty body reads as {}). On
+// failure, nullopt with *err set to the 400 answer.
+std::optional<boost::json::object> parse_object(std::string_view body, ApiResponse* err,
+                                                bool allow_empty);
 
 }  // namespace anteroom

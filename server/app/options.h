@@ -1,5 +1,5 @@
 // Everything anteroom can be told at start. Each field is one command-line flag (the name
-// in the comment); the six of SPEC section 3 are also read from ANTEROOM_* variables.
+// in the comment); six are also read from ANTEROOM_* variables (docs/api.md).
 #pragma once
 
 #include <cstdint>

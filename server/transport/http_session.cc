@@ -8,6 +8,7 @@
 #include <chrono>
 #include <optional>
 
+#include "server/transport/fail.h"
 #include "server/transport/sessions.h"
 
 namespace anteroom {
@@ -60,7 +61,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   }
 
   void on_first_bytes(beast::error_code ec, std::size_t n) {
-    if (ec) return close();  // the client went away (or the watchdog closed an idle one)
+    if (ec) {  // usually the client went away, or the watchdog closed an idle connection
+      fail(ec, "http read");
+      return close();
+    }
     buffer_.commit(n);
     on_bytes();
   }
@@ -95,7 +99,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     }
     if (ec == http::error::body_limit)
       return reply_error(413, "body_too_large", "request body is over the limit");
-    if (ec == net::error::connection_reset || ec == net::error::bad_descriptor) return close();
+    if (ordinary_end(ec)) return close();
     if (ec) return reply_error(400, "bad_request", "the request is not valid HTTP/1.1");
     started_ = Clock::now();
     const auto& req = parser_->get();
@@ -204,6 +208,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   }
 
   void on_write(beast::error_code ec, std::size_t) {
+    if (ec) fail(ec, "http write");
     if (ec || !keep_alive_) return close();
     do_read();
   }

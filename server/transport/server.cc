@@ -8,6 +8,7 @@
 
 #include "server/transport/beast.h"
 #include "server/transport/context.h"
+#include "server/transport/listener.h"
 #include "server/transport/sessions.h"
 #include "server/app/token.h"
 
@@ -21,7 +22,7 @@ struct Server::Impl {
         api(*engine, tokens, metrics, options, std::move(admin_key)),
         ctx{options, api, hub, metrics},
         contexts(make_contexts(thread_count(options))),
-        acceptor(*contexts[0]),
+        listener(*contexts[0], ctx, [this]() -> net::io_context& { return next_context(); }),
         pump_timer(*contexts[0]) {}
 
   // One io_context per thread, each told it is single-threaded (concurrency hint 1: no
@@ -36,26 +37,6 @@ struct Server::Impl {
 
   static unsigned thread_count(const Options& o) {
     return o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  }
-
-  void do_accept() {
-    acceptor.async_accept(next_context(), [this](beast::error_code ec, tcp::socket s) {
-      if (ec) {
-        if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-        // Out of descriptors or similar: keep accepting rather than die.
-        return do_accept();
-      }
-      s.set_option(tcp::no_delay(true), ec);
-      int64_t open = ctx.connections.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (open > static_cast<int64_t>(options.max_connections)) {
-        ctx.connections.fetch_sub(1, std::memory_order_relaxed);
-        metrics.refused_connection();
-        refuse_connection(std::move(s));
-      } else {
-        run_http_session(std::move(s), ctx, ConnectionSlot(ctx, ConnKind::kHttp));
-      }
-      do_accept();
-    });
   }
 
   // Admission, expiry and events, every --owner-tick; pushes every --push-interval.
@@ -86,9 +67,9 @@ struct Server::Impl {
   Api api;
   ServerContext ctx;
   std::vector<std::unique_ptr<net::io_context>> contexts;
-  size_t next_context_index = 0;  // the acceptor's handler only (one thread)
-  tcp::acceptor acceptor;
-  net::steady_timer pump_timer;  // on contexts[0], like the acceptor
+  size_t next_context_index = 0;  // the listener's handler only (one thread)
+  Listener listener;
+  net::steady_timer pump_timer;  // on contexts[0], like the listener
   std::vector<Event> events;
   std::chrono::steady_clock::time_point next_flush{};
   std::vector<std::thread> threads;
@@ -117,20 +98,9 @@ Result<uint16_t> Server::start() {
   if (!m.options.demo_room.empty() && !m.engine->room_info(m.options.demo_room).is_ok()) {
     if (Status st = m.engine->put_room(m.options.demo_room, m.options.room); !st.is_ok()) return st;
   }
-  beast::error_code ec;
-  auto addr = net::ip::make_address(m.options.host(), ec);
-  if (ec)
-    return Status(Code::kInvalidArgument,
-                  "--listen: '" + m.options.host() + "' is not an IP address");
-  tcp::endpoint ep(addr, m.options.port());
-  m.acceptor.open(ep.protocol(), ec);
-  if (!ec) m.acceptor.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) m.acceptor.bind(ep, ec);
-  if (!ec) m.acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (ec)
-    return Status(Code::kUnavailable, "cannot listen on " + m.options.listen + ": " + ec.message());
-  uint16_t port = m.acceptor.local_endpoint().port();
-  m.do_accept();
+  auto port = m.listener.listen(m.options.host(), m.options.port());
+  if (!port.is_ok()) return port.status();
+  m.listener.start();
   net::dispatch(m.pump_timer.get_executor(), [&m] { m.pump(); });
   for (auto& c : m.contexts) {
     m.threads.emplace_back([ioc = c.get()] {
@@ -139,7 +109,7 @@ Result<uint16_t> Server::start() {
     });
   }
   m.started = true;
-  return port;
+  return port.value();
 }
 
 void Server::stop(int grace_ms) {
@@ -151,10 +121,7 @@ void Server::stop(int grace_ms) {
   }
   m.api.set_ready(false);
   m.ctx.stopping.store(true, std::memory_order_relaxed);
-  net::post(m.acceptor.get_executor(), [&m] {
-    beast::error_code ec;
-    m.acceptor.close(ec);
-  });
+  m.listener.stop();
   m.hub.shutdown_all();
   // In-flight requests finish (their responses say Connection: close); idle keep-alive
   // connections end at their idle timeout or when the threads stop below.

@@ -1,6 +1,6 @@
-// One test per rule of SPEC section 2 (order, position, same user, capacity, admission
-// modes, counts, events, bad input), run against both engines. Expiry and ETA rules are in
-// engine_expiry_test.cc.
+// One test per rule of the model (docs/engine.md): order, position, same user, capacity,
+// admission modes, counts, events, bad input; run against every engine. Expiry and ETA rules
+// are in engine_expiry_test.cc.
 #include <set>
 #include <thread>
 

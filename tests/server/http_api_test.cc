@@ -1,4 +1,4 @@
-// Every route of SPEC section 3 over real HTTP: status codes, the error body, the status
+// Every route of docs/api.md over real HTTP: status codes, the error body, the status
 // object.
 #include <boost/json.hpp>
 #include <set>
@@ -205,6 +205,9 @@ TEST_F(HttpApi, AdmitAndClearInAManualRoom) {
   EXPECT_EQ(field(client_->request("GET", "/v1/rooms/r/tickets/" + t[1]).body, "status"),
             "ALLOWED");
   EXPECT_EQ(field(client_->request("GET", "/v1/rooms/r/tickets/" + t[2]).body, "position"), "1");
+  // Numbers as people write them: two admissions within the first second, "2" (not "2E0").
+  const std::string info = client_->admin("GET", "/v1/rooms/r").body;
+  EXPECT_NE(info.find(R"("admit_rate_per_second":2})"), std::string::npos) << info;
   Reply cleared = client_->admin("POST", "/v1/rooms/r/clear");
   EXPECT_EQ(field(cleared.body, "cleared"), "2");
   EXPECT_EQ(field(client_->request("GET", "/v1/rooms/r/tickets/" + t[3]).body, "status"), "LEFT");

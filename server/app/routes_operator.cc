@@ -1,12 +1,11 @@
-// Api: the /v1/rooms tree (visitor and operator routes), tokens, and the gate.
+// Api: the operator routes (rooms, admit, clear, list) and the protected service's verify.
 #include <boost/json.hpp>
 
 #include "server/app/api.h"
+#include "server/app/json_text.h"
 
 namespace anteroom {
 namespace json = boost::json;
-
-namespace {
 
 std::optional<json::object> parse_object(std::string_view body, ApiResponse* err,
                                          bool allow_empty) {
@@ -25,6 +24,8 @@ std::optional<json::object> parse_object(std::string_view body, ApiResponse* err
   }
   return std::move(v.as_object());
 }
+
+namespace {
 
 json::object room_json(const RoomInfo& r) {
   json::object o;
@@ -127,7 +128,7 @@ ApiResponse Api::put_room(std::string_view room, std::string_view body) const {
   }
   ApiResponse res;
   res.status = existing.is_ok() ? 200 : 201;
-  res.body = json::serialize(room_json(engine_.room_info(room).value()));
+  res.body = to_json(room_json(engine_.room_info(room).value()));
   return res;
 }
 
@@ -145,18 +146,6 @@ ApiResponse Api::admit_route(std::string_view room, std::string_view body) const
   ApiResponse res;
   res.body = R"({"admitted":)" + std::to_string(n.value()) + "}";
   return res;
-}
-
-Result<TicketDetail> Api::use_token(std::string_view room, std::string_view token) const {
-  TokenError why = TokenError::kMalformed;
-  auto claims = tokens_.verify(token, room, unix_now_s(), &why);
-  if (!claims) return Status(Code::kInvalidArgument, token_error_text(why));
-  auto d = engine_.activate(room, claims->ticket);
-  if (!d.is_ok()) {
-    return Status(Code::kInvalidArgument,
-                  "the admission is no longer valid: " + d.status().message());
-  }
-  return d;
 }
 
 ApiResponse Api::verify_route(std::string_view room, std::string_view body) const {
@@ -179,129 +168,52 @@ ApiResponse Api::verify_route(std::string_view room, std::string_view body) cons
   return res;
 }
 
-ApiResponse Api::gate_route(std::string_view room, std::string_view cookie) const {
-  const std::string name = "anteroom_" + std::string(room) + "=";
-  for (size_t i = 0; i < cookie.size();) {
-    while (i < cookie.size() && (cookie[i] == ' ' || cookie[i] == ';')) ++i;
-    size_t end = cookie.find(';', i);
-    if (end == std::string_view::npos) end = cookie.size();
-    std::string_view pair = cookie.substr(i, end - i);
-    if (pair.starts_with(name) && use_token(room, pair.substr(name.size())).is_ok()) {
-      ApiResponse res;
-      res.status = 204;
-      return res;
-    }
-    i = end;
+ApiResponse Api::room_route(const ApiRequest& req, std::string_view room) const {
+  const std::string_view m = req.method;
+  if (m == "PUT") return put_room(room, req.body);
+  if (m == "DELETE") {
+    Status st = engine_.delete_room(room);
+    ApiResponse res;
+    res.status = 204;
+    return st.is_ok() ? res : engine_error(st);
   }
-  return error_response(401, "no_admission",
-                        "no valid admission for room '" + std::string(room) + "'");
+  auto info = engine_.room_info(room);
+  if (!info.is_ok()) return engine_error(info.status());
+  ApiResponse res;
+  res.body = to_json(room_json(info.value()));
+  return res;
 }
 
-ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::string_view>& p) const {
-  const std::string_view m = req.method;
-  auto with = [](ApiResponse r, Route route) {
-    r.route = route;
-    return r;
-  };
-  auto admin_only = [&](Route r) -> std::optional<ApiResponse> {
-    if (authorized(req.authorization)) return std::nullopt;
-    ApiResponse res =
-        error_response(401, "unauthorized", "this route needs Authorization: Bearer <admin key>");
-    res.headers.emplace_back("WWW-Authenticate", "Bearer");
-    return with(res, r);
-  };
-  if (p.size() == 2) {
-    if (m != "GET") return method_not_allowed("GET", Route::kListRooms);
-    if (auto denied = admin_only(Route::kListRooms)) return *denied;
-    json::array rooms;
-    for (const RoomInfo& r : engine_.rooms()) rooms.push_back(room_json(r));
-    json::object o;
-    o["rooms"] = std::move(rooms);
-    ApiResponse res;
-    res.body = json::serialize(o);
-    return with(res, Route::kListRooms);
+ApiResponse Api::list_rooms() const {
+  json::array rooms;
+  for (const RoomInfo& r : engine_.rooms()) rooms.push_back(room_json(r));
+  json::object o;
+  o["rooms"] = std::move(rooms);
+  ApiResponse res;
+  res.body = to_json(o);
+  return res;
+}
+
+ApiResponse Api::clear_route(std::string_view room) const {
+  auto n = engine_.clear(room);
+  if (!n.is_ok()) return engine_error(n.status());
+  ApiResponse res;
+  res.body = R"({"cleared":)" + std::to_string(n.value()) + "}";
+  return res;
+}
+
+ApiResponse Api::snapshot_route() const {
+  auto info = engine_.snapshot();
+  if (!info.is_ok()) {
+    unsigned code = options_.persistence ? 503 : 409;
+    return error_response(code, options_.persistence ? "snapshot_failed" : "persistence_off",
+                          info.status().message());
   }
-  const std::string_view room = p[2];
-  if (!valid_room_name(room)) {
-    return with(error_response(400, "invalid_room_name",
-                               "room names are 1-64 characters of A-Z a-z 0-9 _ -"),
-                Route::kNotFound);
-  }
-  if (p.size() == 3) {
-    Route r = m == "PUT" ? Route::kPutRoom : m == "DELETE" ? Route::kDeleteRoom : Route::kGetRoom;
-    if (m != "PUT" && m != "GET" && m != "DELETE") return method_not_allowed("GET, PUT, DELETE", r);
-    if (auto denied = admin_only(r)) return *denied;
-    if (m == "PUT") return with(put_room(room, req.body), r);
-    if (m == "DELETE") {
-      Status st = engine_.delete_room(room);
-      ApiResponse res;
-      res.status = 204;
-      return with(st.is_ok() ? res : engine_error(st), r);
-    }
-    auto info = engine_.room_info(room);
-    if (!info.is_ok()) return with(engine_error(info.status()), r);
-    ApiResponse res;
-    res.body = json::serialize(room_json(info.value()));
-    return with(res, r);
-  }
-  const std::string_view what = p[3];
-  if (p.size() == 4 && what == "tickets") {
-    if (m != "POST") return method_not_allowed("POST", Route::kJoin);
-    return with(join_route(room, req.body), Route::kJoin);
-  }
-  if (p.size() == 4 && (what == "admit" || what == "clear" || what == "verify")) {
-    Route r = what == "admit" ? Route::kAdmit : what == "clear" ? Route::kClear : Route::kVerify;
-    if (m != "POST") return method_not_allowed("POST", r);
-    if (auto denied = admin_only(r)) return *denied;
-    if (what == "admit") return with(admit_route(room, req.body), r);
-    if (what == "verify") return with(verify_route(room, req.body), r);
-    auto n = engine_.clear(room);
-    if (!n.is_ok()) return with(engine_error(n.status()), r);
-    ApiResponse res;
-    res.body = R"({"cleared":)" + std::to_string(n.value()) + "}";
-    return with(res, r);
-  }
-  if (p.size() == 4 && what == "ws") {
-    if (m != "GET") return method_not_allowed("GET", Route::kWebSocket);
-    if (auto info = engine_.room_info(room); !info.is_ok()) {
-      return with(engine_error(info.status()), Route::kWebSocket);
-    }
-    ApiResponse res;
-    res.upgrade = ApiResponse::Upgrade::kWebSocket;
-    res.room = std::string(room);
-    return with(res, Route::kWebSocket);
-  }
-  if ((p.size() == 5 || p.size() == 6) && what == "tickets") {
-    const std::string_view ticket = p[4];
-    if (p.size() == 6) {
-      if (p[5] != "events")
-        return with(error_response(404, "not_found", "no such route"), Route::kNotFound);
-      if (m != "GET") return method_not_allowed("GET", Route::kEvents);
-      auto v = engine_.status(room, ticket);
-      if (!v.is_ok()) return with(engine_error(v.status()), Route::kEvents);
-      ApiResponse res;
-      res.upgrade = ApiResponse::Upgrade::kSse;
-      res.room = std::string(room);
-      res.ticket = std::string(ticket);
-      return with(res, Route::kEvents);
-    }
-    if (m == "GET" || m == "HEAD") {
-      auto v = engine_.status(room, ticket);
-      if (!v.is_ok()) return with(engine_error(v.status()), Route::kStatus);
-      ApiResponse res;
-      res.body = status_json(room, v.value());
-      return with(res, Route::kStatus);
-    }
-    if (m == "DELETE") {
-      auto v = engine_.leave(room, ticket);
-      if (!v.is_ok()) return with(engine_error(v.status()), Route::kLeave);
-      ApiResponse res;
-      res.status = 204;
-      return with(res, Route::kLeave);
-    }
-    return method_not_allowed("GET, DELETE", Route::kStatus);
-  }
-  return with(error_response(404, "not_found", "no such route"), Route::kNotFound);
+  ApiResponse r;
+  r.body = R"({"bytes_before":)" + std::to_string(info->bytes_before) + R"(,"bytes_after":)" +
+           std::to_string(info->bytes_after) + R"(,"tickets":)" + std::to_string(info->tickets) +
+           "}";
+  return r;
 }
 
 }  // namespace anteroom

@@ -1,0 +1,168 @@
+// Api: the visitor routes (join, status, leave, events, WebSocket) and the gate, and how
+// a request under /v1/rooms finds its route.
+#include <boost/json.hpp>
+
+#include "server/app/api.h"
+
+namespace anteroom {
+namespace json = boost::json;
+
+Result<TicketDetail> Api::use_token(std::string_view room, std::string_view token) const {
+  TokenError why = TokenError::kMalformed;
+  auto claims = tokens_.verify(token, room, unix_now_s(), &why);
+  if (!claims) return Status(Code::kInvalidArgument, token_error_text(why));
+  auto d = engine_.activate(room, claims->ticket);
+  if (!d.is_ok()) {
+    return Status(Code::kInvalidArgument,
+                  "the admission is no longer valid: " + d.status().message());
+  }
+  return d;
+}
+
+ApiResponse Api::gate_route(std::string_view room, std::string_view cookie) const {
+  const std::string name = "anteroom_" + std::string(room) + "=";
+  for (size_t i = 0; i < cookie.size();) {
+    while (i < cookie.size() && (cookie[i] == ' ' || cookie[i] == ';')) ++i;
+    size_t end = cookie.find(';', i);
+    if (end == std::string_view::npos) end = cookie.size();
+    std::string_view pair = cookie.substr(i, end - i);
+    if (pair.starts_with(name) && use_token(room, pair.substr(name.size())).is_ok()) {
+      ApiResponse res;
+      res.status = 204;
+      return res;
+    }
+    i = end;
+  }
+  return error_response(401, "no_admission",
+                        "no valid admission for room '" + std::string(room) + "'");
+}
+
+namespace {
+
+ApiResponse with(ApiResponse r, Route route) {
+  r.route = route;
+  return r;
+}
+
+ApiResponse not_found() { return error_response(404, "not_found", "no such route"); }
+
+}  // namespace
+
+ApiResponse Api::unauthorized() const {
+  ApiResponse res =
+      error_response(401, "unauthorized", "this route needs Authorization: Bearer <admin key>");
+  res.headers.emplace_back("WWW-Authenticate", "Bearer");
+  return res;
+}
+
+ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::string_view>& p) const {
+  const std::string_view m = req.method;
+  if (p.size() == 2) {
+    if (m != "GET") return method_not_allowed("GET", Route::kListRooms);
+    if (!authorized(req.authorization)) return with(unauthorized(), Route::kListRooms);
+    return with(list_rooms(), Route::kListRooms);
+  }
+  const std::string_view room = p[2];
+  if (!valid_room_name(room)) {
+    return with(error_response(400, "invalid_room_name",
+                               "room names are 1-64 characters of A-Z a-z 0-9 _ -"),
+                Route::kNotFound);
+  }
+  if (p.size() == 3) {
+    Route r = m == "PUT" ? Route::kPutRoom : m == "DELETE" ? Route::kDeleteRoom : Route::kGetRoom;
+    if (m != "PUT" && m != "GET" && m != "DELETE") return method_not_allowed("GET, PUT, DELETE", r);
+    if (!authorized(req.authorization)) return with(unauthorized(), r);
+    return with(room_route(req, room), r);
+  }
+  const std::string_view what = p[3];
+  if (p.size() == 4 && what == "tickets") {
+    if (m != "POST") return method_not_allowed("POST", Route::kJoin);
+    return with(join_route(room, req.body), Route::kJoin);
+  }
+  if (p.size() == 4 && (what == "admit" || what == "clear" || what == "verify")) {
+    Route r = what == "admit" ? Route::kAdmit : what == "clear" ? Route::kClear : Route::kVerify;
+    if (m != "POST") return method_not_allowed("POST", r);
+    if (!authorized(req.authorization)) return with(unauthorized(), r);
+    if (what == "admit") return with(admit_route(room, req.body), r);
+    if (what == "verify") return with(verify_route(room, req.body), r);
+    return with(clear_route(room), r);
+  }
+  if (p.size() == 4 && what == "ws") {
+    if (m != "GET") return method_not_allowed("GET", Route::kWebSocket);
+    return with(ws_route(room), Route::kWebSocket);
+  }
+  if ((p.size() == 5 || p.size() == 6) && what == "tickets") return ticket_route(req, room, p);
+  return with(not_found(), Route::kNotFound);
+}
+
+ApiResponse Api::ws_route(std::string_view room) const {
+  if (auto info = engine_.room_info(room); !info.is_ok()) return engine_error(info.status());
+  ApiResponse res;
+  res.upgrade = ApiResponse::Upgrade::kWebSocket;
+  res.room = std::string(room);
+  return res;
+}
+
+// /v1/rooms/{room}/tickets/{ticket} and .../events.
+ApiResponse Api::ticket_route(const ApiRequest& req, std::string_view room,
+                              const std::vector<std::string_view>& p) const {
+  const std::string_view m = req.method;
+  const std::string_view ticket = p[4];
+  if (p.size() == 6) {
+    if (p[5] != "events") return with(not_found(), Route::kNotFound);
+    if (m != "GET") return method_not_allowed("GET", Route::kEvents);
+    auto v = engine_.status(room, ticket);
+    if (!v.is_ok()) return with(engine_error(v.status()), Route::kEvents);
+    ApiResponse res;
+    res.upgrade = ApiResponse::Upgrade::kSse;
+    res.room = std::string(room);
+    res.ticket = std::string(ticket);
+    return with(res, Route::kEvents);
+  }
+  if (m == "GET" || m == "HEAD") {
+    auto v = engine_.status(room, ticket);
+    if (!v.is_ok()) return with(engine_error(v.status()), Route::kStatus);
+    ApiResponse res;
+    res.body = status_json(room, v.value());
+    return with(res, Route::kStatus);
+  }
+  if (m == "DELETE") {
+    auto v = engine_.leave(room, ticket);
+    if (!v.is_ok()) return with(engine_error(v.status()), Route::kLeave);
+    ApiResponse res;
+    res.status = 204;
+    return with(res, Route::kLeave);
+  }
+  return method_not_allowed("GET, DELETE", Route::kStatus);
+}
+
+ApiResponse Api::join_route(std::string_view room, std::string_view body) const {
+  ApiResponse err;
+  auto o = parse_object(body, &err, true);
+  if (!o) return err;
+  std::string user;
+  {
+    for (const auto& kv : *o) {
+      if (kv.key() != "user") {
+        return error_response(400, "invalid_field",
+                              "unknown field '" + std::string(kv.key()) + "'");
+      }
+      if (!kv.value().is_string())
+        return error_response(400, "invalid_field", "user must be a string");
+      user = std::string(kv.value().as_string());
+      if (!valid_user(user)) {
+        return error_response(400, "invalid_field",
+                              "user must be 1-128 bytes with no control characters");
+      }
+    }
+  }
+  auto r = join(room, user);
+  if (!r.is_ok()) return engine_error(r.status());
+  ApiResponse res;
+  res.status = r->created ? 201 : 200;
+  res.body = status_json(room, r->ticket);
+  res.durable_at = r->durable_at;
+  return res;
+}
+
+}  // namespace anteroom

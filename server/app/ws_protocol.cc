@@ -1,0 +1,161 @@
+#include "server/app/ws_protocol.h"
+
+#include <boost/json.hpp>
+
+#include "server/app/push_hub.h"
+
+namespace anteroom {
+namespace {
+namespace json = boost::json;
+
+// Seed 000's texts, kept in Korean so its client shows what it always showed.
+constexpr const char* kAllowedText = "입장이 허용되었습니다!";  // "You may enter!"
+constexpr const char* kQueuedText =
+    "대기열에 추가되었습니다. 순서를 기다려 주세요.";  // "Added to the line. Please wait."
+constexpr const char* kAllowedNow = "입장이 허용되었습니다.";  // "Entry allowed."
+constexpr const char* kNotInLine = "대기열에서 찾을 수 없습니다.";  // "Not found in the line."
+std::string place_text(uint64_t position) {
+  return "현재 대기 순번: " + std::to_string(position);  // "Your place now: N"
+}
+std::string ended_text(TicketState s) {
+  return std::string("대기 순번이 만료되었습니다 (") + state_name(s) + ")";  // "Your place ended"
+}
+
+}  // namespace
+
+std::string WsProtocol::error(std::string_view message) {
+  json::object o;
+  o["type"] = "ERROR";
+  o["message"] = message;
+  return json::serialize(o);
+}
+
+std::string WsProtocol::after_durable_failure(const Status& st) const {
+  return error("the join could not be stored: " + st.message());
+}
+
+std::string WsProtocol::greeting() const {
+  auto info = api_.engine().room_info(room_);
+  if (!info.is_ok()) return {};
+  return PushHub::visitor_count(info->counters.active, info->counters.waiting,
+                                info->config.capacity);
+}
+
+WsProtocol::Reply WsProtocol::say(std::string message) {
+  Reply r;
+  r.now.push_back(std::move(message));
+  return r;
+}
+
+WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
+  Reply r;
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return say(error("messages must be JSON objects"));
+  const json::object& o = v.as_object();
+  const json::value* type = o.if_contains("type");
+  const json::value* user = o.if_contains("userId");
+  if (type == nullptr || !type->is_string()) return say(error("type must be a string"));
+  if (user == nullptr || !user->is_string() || !valid_user(user->as_string())) {
+    return say(error("userId must be a string of 1-128 characters"));
+  }
+  const std::string uid(user->as_string());
+  if (*type == "ENTER") return enter(uid);
+  if (*type == "CHECK_QUEUE_STATUS") return say(check(uid));
+  if (*type == "LEAVE") {
+    if (auto e = leave(uid)) r.now.push_back(std::move(*e));
+    return r;
+  }
+  return say(error("unknown type; expected ENTER, CHECK_QUEUE_STATUS or LEAVE"));
+}
+
+WsProtocol::Reply WsProtocol::enter(const std::string& uid) {
+  auto j = api_.join(room_, uid);
+  if (!j.is_ok()) return say(error(j.status().message()));
+  user_ = uid;
+  ticket_ = std::string(id_view(j->ticket.id));
+  Reply r;
+  std::string answer = ticket_message(j->ticket, true);
+  if (j->durable_at == 0) {
+    r.now.push_back(std::move(answer));
+  } else {  // under `appendfsync always` the answer waits until the join is on disk
+    r.durable_at = j->durable_at;
+    r.deferred = std::move(answer);
+  }
+  return r;
+}
+
+std::string WsProtocol::check(const std::string& uid) {
+  json::object o;
+  o["type"] = "QUEUE_STATUS";
+  o["inReplyTo"] = "CHECK_QUEUE_STATUS";  // tells the answer from a push of the same type
+  auto info = api_.engine().room_info(room_);
+  if (!info.is_ok()) return error(info.status().message());
+  if (uid != user_ || ticket_.empty()) {
+    o["allowed"] = false;
+    o["message"] = kNotInLine;
+  } else {
+    auto v = api_.engine().status(room_, ticket_);
+    if (!v.is_ok()) return error(v.status().message());
+    last_state_ = v->state;
+    last_position_ = v->position;
+    bool allowed = holds_slot(v->state);
+    o["allowed"] = allowed;
+    o["message"] = allowed ? std::string(kAllowedNow) : place_text(v->position);
+    o["position"] = v->position;
+    o["ticket"] = ticket_;
+    o["seq"] = v->seq;
+    o["status"] = state_name(v->state);
+    if (allowed) o["token"] = api_.token_for(room_, v.value());
+  }
+  o["visitorCount"] = info->counters.active;
+  o["queueCount"] = info->counters.waiting;
+  o["maxCount"] = info->config.capacity;
+  return json::serialize(o);
+}
+
+std::optional<std::string> WsProtocol::leave(const std::string& uid) {
+  if (uid != user_ || ticket_.empty()) return error("this user has not entered on this socket");
+  auto v = api_.engine().leave(room_, ticket_);
+  if (!v.is_ok()) return error(v.status().message());
+  last_state_ = v->state;
+  return std::nullopt;
+}
+
+std::string WsProtocol::ticket_message(const TicketView& v, bool entering) {
+  last_state_ = v.state;
+  last_position_ = v.position;
+  json::object o;
+  if (holds_slot(v.state)) {
+    o["type"] = "ALLOWED";
+    o["message"] = kAllowedText;
+    o["token"] = api_.token_for(room_, v);
+  } else if (v.state == TicketState::kWaiting) {
+    o["type"] = entering ? "QUEUE" : "QUEUE_STATUS";
+    o["message"] = entering ? std::string(kQueuedText) : place_text(v.position);
+    if (!entering) o["allowed"] = false;
+    o["position"] = v.position;
+    o["visitorCount"] = v.active;
+    o["queueCount"] = v.waiting;
+    o["maxCount"] = v.capacity;
+  } else {
+    o["type"] = "QUEUE_STATUS";
+    o["allowed"] = false;
+    o["message"] = ended_text(v.state);
+  }
+  o["status"] = state_name(v.state);
+  o["ticket"] = std::string(id_view(v.id));
+  o["seq"] = v.seq;
+  return json::serialize(o);
+}
+
+std::optional<std::string> WsProtocol::on_change() {
+  if (ticket_.empty()) return std::nullopt;
+  auto v = api_.engine().peek(room_, ticket_);
+  if (!v.is_ok() || (v->state == last_state_ && v->position == last_position_)) {
+    return std::nullopt;
+  }
+  return ticket_message(v.value(), false);
+}
+
+}  // namespace anteroom

@@ -1,0 +1,59 @@
+#include "server/transport/listener.h"
+
+#include "server/transport/fail.h"
+#include "server/transport/sessions.h"
+
+namespace anteroom {
+
+Listener::Listener(net::io_context& ioc, ServerContext& ctx,
+                   std::function<net::io_context&()> next_context)
+    : acceptor_(ioc), ctx_(ctx), next_context_(std::move(next_context)) {}
+
+Result<uint16_t> Listener::listen(const std::string& host, uint16_t port) {
+  beast::error_code ec;
+  auto addr = net::ip::make_address(host, ec);
+  if (ec) return Status(Code::kInvalidArgument, "--listen: '" + host + "' is not an IP address");
+  tcp::endpoint ep(addr, port);
+  acceptor_.open(ep.protocol(), ec);
+  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(ep, ec);
+  if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status(Code::kUnavailable,
+                  "cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
+  }
+  return acceptor_.local_endpoint().port();
+}
+
+void Listener::stop() {
+  net::post(acceptor_.get_executor(), [this] {
+    beast::error_code ec;
+    acceptor_.close(ec);
+  });
+}
+
+void Listener::do_accept() {
+  acceptor_.async_accept(next_context_(), [this](beast::error_code ec, tcp::socket s) {
+    on_accept(ec, std::move(s));
+  });
+}
+
+void Listener::on_accept(beast::error_code ec, tcp::socket s) {
+  if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
+  if (ec) {
+    fail(ec, "accept");
+    return do_accept();  // out of descriptors or similar: keep accepting rather than die
+  }
+  s.set_option(tcp::no_delay(true), ec);
+  int64_t open = ctx_.connections.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (open > static_cast<int64_t>(ctx_.options.max_connections)) {
+    ctx_.connections.fetch_sub(1, std::memory_order_relaxed);
+    ctx_.metrics.refused_connection();
+    refuse_connection(std::move(s));
+  } else {
+    run_http_session(std::move(s), ctx_, ConnectionSlot(ctx_, ConnKind::kHttp));
+  }
+  do_accept();
+}
+
+}  // namespace anteroom

@@ -1,0 +1,37 @@
+// Accepts connections and starts an HTTP session for each on the next io_context in turn;
+// past --max-connections it answers 503 and closes instead.
+//
+// Thread safety: start() once; stop() from any thread (it posts itself to the acceptor's
+// context); everything else runs on that context.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "engine/status.h"
+#include "server/transport/beast.h"
+#include "server/transport/context.h"
+
+namespace anteroom {
+
+class Listener {
+ public:
+  // `next_context` picks the io_context a new connection lives on.
+  Listener(net::io_context& ioc, ServerContext& ctx,
+           std::function<net::io_context&()> next_context);
+
+  // Binds and listens; returns the bound port (useful with port 0).
+  Result<uint16_t> listen(const std::string& host, uint16_t port);
+  void start() { do_accept(); }
+  void stop();
+
+ private:
+  void do_accept();
+  void on_accept(beast::error_code ec, tcp::socket socket);
+
+  tcp::acceptor acceptor_;
+  ServerContext& ctx_;
+  std::function<net::io_context&()> next_context_;
+};
+
+}  // namespace anteroom
