@@ -1,6 +1,8 @@
 #include "storage/log_records.h"
 
+#include <iterator>
 #include <limits>
+#include <optional>
 #include <span>
 
 namespace anteroom::logrec {
@@ -56,6 +58,7 @@ class In {
     return true;
   }
   bool done() const { return pos_ == s_.size(); }
+  size_t left() const { return s_.size() - pos_; }
 
  private:
   std::string_view s_;
@@ -182,94 +185,110 @@ void encode(const Any& any, std::string* out) {
   logfmt::append_record(out, type, p);
 }
 
+namespace {
+
+// One parser per record type: the record's fields, or nullopt if they do not parse.
+// decode() checks that nothing is left over.
+std::optional<Any> parse_meta(In& in) {
+  Meta m;
+  if (!in.number(&m.version) || !in.varint(&m.id_key[0]) || !in.varint(&m.id_key[1]))
+    return std::nullopt;
+  return m;
+}
+
+std::optional<Any> parse_room_put(In& in) {
+  RoomPut r;
+  uint8_t admission = 0;
+  RoomConfig& c = r.config;
+  if (!in.string(&r.room) || !in.number(&c.capacity) || !in.number(&admission) ||
+      admission > 1 || !in.number(&c.admit_per_second) || !in.number(&c.allowed_ttl_seconds) ||
+      !in.number(&c.session_ttl_seconds) || !in.number(&c.heartbeat_timeout_seconds) ||
+      !in.varint(&c.max_waiting)) {
+    return std::nullopt;
+  }
+  c.admission = static_cast<AdmissionMode>(admission);
+  return r;
+}
+
+std::optional<Any> parse_room_delete(In& in) {
+  RoomDelete d;
+  if (!in.string(&d.room)) return std::nullopt;
+  return d;
+}
+
+std::optional<Any> parse_join(In& in) {
+  Join j;
+  if (!in.string(&j.room) || !in.varint(&j.seq) || !in.number(&j.tag[0]) ||
+      !in.number(&j.tag[1]) || !in.number(&j.tag[2]) || !in.string(&j.user) ||
+      !in.signed_number(&j.wall_ms)) {
+    return std::nullopt;
+  }
+  return j;
+}
+
+std::optional<Any> parse_state(In& in) {
+  StateChange s;
+  uint8_t state = 0, reason = 0;
+  if (!in.string(&s.room) || !in.varint(&s.seq) || !in.number(&state) || !in.number(&reason) ||
+      state < 1 || state > 5 || reason > 5 || !in.signed_number(&s.wall_ms)) {
+    return std::nullopt;
+  }
+  s.state = static_cast<TicketState>(state);
+  s.reason = static_cast<EndReason>(reason);
+  return s;
+}
+
+std::optional<Any> parse_clear(In& in) {
+  Clear c;
+  if (!in.string(&c.room) || !in.signed_number(&c.wall_ms)) return std::nullopt;
+  return c;
+}
+
+std::optional<Any> parse_snapshot_begin(In& in) {
+  SnapshotBegin b;
+  if (!in.string(&b.magic) || b.magic != "ANTEROOM-SNAPSHOT" || !in.number(&b.version))
+    return std::nullopt;
+  return b;
+}
+
+std::optional<Any> parse_snapshot_end(In& in) {
+  SnapshotEnd e;
+  if (!in.number(&e.crc)) return std::nullopt;
+  return e;
+}
+
+std::optional<Any> parse_clear_seqs(In& in) {
+  ClearSeqs c;
+  uint64_t n = 0, prev = 0;
+  if (!in.string(&c.room) || !in.signed_number(&c.wall_ms) || !in.varint(&n)) return std::nullopt;
+  if (n > in.left()) return std::nullopt;  // each seq takes at least a byte
+  c.seqs.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t d = 0;
+    if (!in.varint(&d) || (i != 0 && d == 0) || d > UINT64_MAX - prev) return std::nullopt;
+    prev += d;
+    c.seqs.push_back(prev);
+  }
+  return c;
+}
+
+using Parser = std::optional<Any> (*)(In&);
+constexpr Parser kParsers[] = {nullptr,        parse_meta,           parse_room_put,
+                               parse_room_delete, parse_join,        parse_state,
+                               parse_clear,    parse_snapshot_begin, parse_snapshot_end,
+                               parse_clear_seqs};
+
+}  // namespace
+
 Result<Any> decode(const logfmt::Record& rec) {
   In in(rec.payload);
-  auto bad = [&] {
-    return Status(Code::kInvalidArgument, "record of type " + std::to_string(rec.type) +
-                                              " at offset " + std::to_string(rec.offset) +
-                                              " does not parse");
-  };
-  switch (rec.type) {
-    case 1: {
-      Meta m;
-      if (!in.number(&m.version) || !in.varint(&m.id_key[0]) || !in.varint(&m.id_key[1]) ||
-          !in.done())
-        return bad();
-      return Any(m);
-    }
-    case 2: {
-      RoomPut r;
-      uint8_t admission = 0;
-      RoomConfig& c = r.config;
-      if (!in.string(&r.room) || !in.number(&c.capacity) || !in.number(&admission) ||
-          admission > 1 || !in.number(&c.admit_per_second) || !in.number(&c.allowed_ttl_seconds) ||
-          !in.number(&c.session_ttl_seconds) || !in.number(&c.heartbeat_timeout_seconds) ||
-          !in.varint(&c.max_waiting) || !in.done()) {
-        return bad();
-      }
-      c.admission = static_cast<AdmissionMode>(admission);
-      return Any(r);
-    }
-    case 3: {
-      RoomDelete d;
-      if (!in.string(&d.room) || !in.done()) return bad();
-      return Any(d);
-    }
-    case 4: {
-      Join j;
-      if (!in.string(&j.room) || !in.varint(&j.seq) || !in.number(&j.tag[0]) ||
-          !in.number(&j.tag[1]) || !in.number(&j.tag[2]) || !in.string(&j.user) ||
-          !in.signed_number(&j.wall_ms) || !in.done()) {
-        return bad();
-      }
-      return Any(j);
-    }
-    case 5: {
-      StateChange s;
-      uint8_t state = 0, reason = 0;
-      if (!in.string(&s.room) || !in.varint(&s.seq) || !in.number(&state) || !in.number(&reason) ||
-          state < 1 || state > 5 || reason > 5 || !in.signed_number(&s.wall_ms) || !in.done()) {
-        return bad();
-      }
-      s.state = static_cast<TicketState>(state);
-      s.reason = static_cast<EndReason>(reason);
-      return Any(s);
-    }
-    case 6: {
-      Clear c;
-      if (!in.string(&c.room) || !in.signed_number(&c.wall_ms) || !in.done()) return bad();
-      return Any(c);
-    }
-    case 7: {
-      SnapshotBegin b;
-      if (!in.string(&b.magic) || b.magic != "ANTEROOM-SNAPSHOT" || !in.number(&b.version) ||
-          !in.done())
-        return bad();
-      return Any(b);
-    }
-    case 8: {
-      SnapshotEnd e;
-      if (!in.number(&e.crc) || !in.done()) return bad();
-      return Any(e);
-    }
-    case 9: {
-      ClearSeqs c;
-      uint64_t n = 0, prev = 0;
-      if (!in.string(&c.room) || !in.signed_number(&c.wall_ms) || !in.varint(&n)) return bad();
-      if (n > rec.payload.size()) return bad();  // each seq takes at least a byte
-      c.seqs.reserve(n);
-      for (uint64_t i = 0; i < n; ++i) {
-        uint64_t d = 0;
-        if (!in.varint(&d) || (i != 0 && d == 0) || d > UINT64_MAX - prev) return bad();
-        prev += d;
-        c.seqs.push_back(prev);
-      }
-      if (!in.done()) return bad();
-      return Any(c);
-    }
-    default:
-      return bad();
+  if (rec.type < std::size(kParsers) && kParsers[rec.type] != nullptr) {
+    std::optional<Any> any = kParsers[rec.type](in);
+    if (any && in.done()) return std::move(*any);
   }
+  return Status(Code::kInvalidArgument, "record of type " + std::to_string(rec.type) +
+                                            " at offset " + std::to_string(rec.offset) +
+                                            " does not parse");
 }
 
 }  // namespace anteroom::logrec

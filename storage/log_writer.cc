@@ -200,89 +200,104 @@ bool LogWriter::write_all(const std::string& data) {
   return true;
 }
 
-void LogWriter::run() {
+// Writer thread: waits for work the way the sync policy asks. Caller holds `lock`.
+void LogWriter::wait_for_work(std::unique_lock<std::mutex>& lock) {
+  // always sleeps until woken; the others write every 2 ms. everysec syncs what it wrote
+  // within a second either way.
+  idle_ = true;
+  if (sync_ == Sync::kAlways) {
+    work_cv_.wait_for(lock, std::chrono::seconds(1),
+                      [&] { return stop_ || !pending_.empty() || compact_ != nullptr; });
+  } else {
+    work_cv_.wait_for(lock, std::chrono::milliseconds(2),
+                      [&] { return stop_ || compact_ != nullptr; });
+  }
+  idle_ = false;
+}
+
+// Writer thread: writes what is queued and syncs it when the policy says so, then records
+// the outcome. Caller holds `lock`; it is released around the system calls.
+void LogWriter::write_batch(std::unique_lock<std::mutex>& lock,
+                            std::chrono::steady_clock::time_point* last_sync) {
   using Clock = std::chrono::steady_clock;
-  auto last_sync = Clock::now();
+  std::string batch;
+  batch.swap(pending_);
+  const uint64_t target = appended_;
+  const bool stopping = stop_;
+  const bool written_unsynced = durable_ < target;
+  lock.unlock();
+  bool ok = batch.empty() || write_all(batch);
+  const bool sync_now =
+      ok && written_unsynced &&
+      (sync_ == Sync::kAlways || stopping ||
+       (sync_ == Sync::kEverySec && Clock::now() - *last_sync >= std::chrono::seconds(1)));
+  if (sync_now) {
+    ok = ::fdatasync(fd_) == 0;
+    *last_sync = Clock::now();
+  }
+  const int err = errno;
+  lock.lock();
+  if (!batch.empty()) {
+    stats_.writes++;
+    stats_.bytes += batch.size();
+  }
+  if (!ok) {
+    error_ = Status(Code::kUnavailable, "the log could not be written or synced: " +
+                                            std::error_code(err, std::generic_category()).message());
+    std::fprintf(stderr, "anteroom: %s (%s); no more joins are acknowledged\n",
+                 error_.message().c_str(), path_.c_str());
+  } else if (sync_now) {
+    stats_.syncs++;
+    durable_ = target;
+  } else if (sync_ == Sync::kNo) {
+    durable_ = target;  // as durable as this policy makes anything
+  }
+  durable_cv_.notify_all();
+}
+
+// Writer thread: calls the waiters that are settled, with `lock` released meanwhile.
+void LogWriter::call_settled(std::unique_lock<std::mutex>& lock) {
+  Status outcome;
+  auto ready = settled(&outcome);
+  if (ready.empty()) return;
+  lock.unlock();
+  for (auto& done : ready) done(outcome);
+  lock.lock();
+}
+
+// Writer thread: runs the compaction asked for, if any.
+void LogWriter::serve_compaction(std::unique_lock<std::mutex>& lock) {
+  if (compact_ == nullptr) return;
+  CompactRequest* req = compact_;
+  lock.unlock();
+  Status result = do_compact(req->snapshot_path, req->since);
+  lock.lock();
+  req->result = result;
+  req->done = true;
+  compact_ = nullptr;
+  compact_cv_.notify_all();
+  durable_cv_.notify_all();
+  call_settled(lock);
+}
+
+void LogWriter::run() {
+  auto last_sync = std::chrono::steady_clock::now();
   std::unique_lock lock(mu_);
   for (;;) {
-    // always sleeps until woken; the others write every 2 ms. everysec syncs what it wrote
-    // within a second either way.
-    idle_ = true;
-    if (sync_ == Sync::kAlways) {
-      work_cv_.wait_for(lock, std::chrono::seconds(1),
-                        [&] { return stop_ || !pending_.empty() || compact_ != nullptr; });
-    } else {
-      work_cv_.wait_for(lock, std::chrono::milliseconds(2),
-                        [&] { return stop_ || compact_ != nullptr; });
-    }
-    idle_ = false;
+    wait_for_work(lock);
     if (!error_.is_ok()) {
       if (stop_) return;
       continue;
     }
-    std::string batch;
-    batch.swap(pending_);
-    const uint64_t target = appended_;
     const bool stopping = stop_;
-    const bool written_unsynced = durable_ < target;
-    lock.unlock();
-    bool ok = batch.empty() || write_all(batch);
-    const bool sync_now =
-        ok && written_unsynced &&
-        (sync_ == Sync::kAlways || stopping ||
-         (sync_ == Sync::kEverySec && Clock::now() - last_sync >= std::chrono::seconds(1)));
-    if (sync_now) {
-      ok = ::fdatasync(fd_) == 0;
-      last_sync = Clock::now();
-    }
-    const int err = errno;
-    lock.lock();
-    if (!batch.empty()) {
-      stats_.writes++;
-      stats_.bytes += batch.size();
-    }
-    if (!ok) {
-      error_ =
-          Status(Code::kUnavailable, "the log could not be written or synced: " +
-                                         std::error_code(err, std::generic_category()).message());
-      std::fprintf(stderr, "anteroom: %s (%s); no more joins are acknowledged\n",
-                   error_.message().c_str(), path_.c_str());
-    } else if (sync_now) {
-      stats_.syncs++;
-      durable_ = target;
-    } else if (sync_ == Sync::kNo) {
-      durable_ = target;  // as durable as this policy makes anything
-    }
-    durable_cv_.notify_all();
-    Status outcome;
-    auto ready = settled(&outcome);
-    if (!ready.empty()) {
-      lock.unlock();
-      for (auto& done : ready) done(outcome);
-      lock.lock();
-    }
-    if (compact_ != nullptr) {
-      CompactRequest* req = compact_;
-      lock.unlock();
-      Status result = do_compact(req->snapshot_path, req->since);
-      lock.lock();
-      req->result = result;
-      req->done = true;
-      compact_ = nullptr;
-      compact_cv_.notify_all();
-      durable_cv_.notify_all();
-      auto after = settled(&outcome);
-      lock.unlock();
-      for (auto& done : after) done(outcome);
-      lock.lock();
-    }
+    write_batch(lock, &last_sync);
+    call_settled(lock);
+    serve_compaction(lock);
     if (stopping && pending_.empty()) {
       // Nothing more will be written: whoever still waits hears so.
       if (!waiters_.empty() && error_.is_ok())
         error_ = Status(Code::kUnavailable, "the log is closing");
-      auto rest = settled(&outcome);
-      lock.unlock();
-      for (auto& done : rest) done(outcome);
+      call_settled(lock);
       return;
     }
   }

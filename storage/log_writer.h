@@ -13,6 +13,7 @@
 // Thread safety: every method from any thread.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -67,6 +68,12 @@ class LogWriter {
  private:
   LogWriter(std::string path, int fd, uint64_t size, Sync sync);
   void run();
+  // The writer thread's steps; each is called with mu_ held through `lock`.
+  void wait_for_work(std::unique_lock<std::mutex>& lock);
+  void write_batch(std::unique_lock<std::mutex>& lock,
+                   std::chrono::steady_clock::time_point* last_sync);
+  void call_settled(std::unique_lock<std::mutex>& lock);
+  void serve_compaction(std::unique_lock<std::mutex>& lock);
   Status do_compact(const std::string& snapshot_path, uint64_t since);
   // Takes the waiters that are settled (durable, or failed); caller holds mu_.
   std::vector<std::function<void(Status)>> settled(Status* with);

@@ -32,94 +32,98 @@ void Metrics::request(Route r, unsigned status, double seconds) {
   sh.latency_sum_us.fetch_add(static_cast<uint64_t>(seconds * 1e6), kRelaxed);
 }
 
-std::string Metrics::render(const Engine& engine) const {
-  std::string out;
-  char line[256];
-  auto add = [&](const char* fmt, auto... args) {
+// Appends printf-formatted text.
+struct Metrics::Text {
+  template <typename... Args>
+  void add(const char* fmt, Args... args) {
+    char line[256];
     std::snprintf(line, sizeof line, fmt, args...);
     out += line;
-  };
-  out += "# HELP anteroom_http_requests_total HTTP requests by route and status code.\n";
-  out += "# TYPE anteroom_http_requests_total counter\n";
+  }
+  // HELP and TYPE lines of one metric.
+  void head(const char* name, const char* type, const char* help) {
+    add("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+  }
+  std::string out;
+};
+
+namespace {
+
+unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
+
+}  // namespace
+
+void Metrics::render_requests(Text& t) const {
+  t.head("anteroom_http_requests_total", "counter", "HTTP requests by route and status code.");
   for (size_t r = 0; r < kRoutes; ++r) {
     for (size_t c = 0; c <= kCodes.size(); ++c) {
       uint64_t n = 0;
       for (const Shard& sh : shards_) n += sh.requests[r][c].load(kRelaxed);
       if (n == 0) continue;
       std::string code = c < kCodes.size() ? std::to_string(kCodes[c]) : "other";
-      add("anteroom_http_requests_total{route=\"%s\",code=\"%s\"} %llu\n",
-          route_name(static_cast<Route>(r)), code.c_str(), static_cast<unsigned long long>(n));
+      t.add("anteroom_http_requests_total{route=\"%s\",code=\"%s\"} %llu\n",
+            route_name(static_cast<Route>(r)), code.c_str(), ull(n));
     }
   }
-  out += "# HELP anteroom_http_request_duration_seconds Time to answer a request.\n";
-  out += "# TYPE anteroom_http_request_duration_seconds histogram\n";
+  t.head("anteroom_http_request_duration_seconds", "histogram", "Time to answer a request.");
   uint64_t cumulative = 0;
   for (size_t b = 0; b <= kBuckets.size(); ++b) {
     for (const Shard& sh : shards_) cumulative += sh.latency[b].load(kRelaxed);
     if (b < kBuckets.size()) {
-      add("anteroom_http_request_duration_seconds_bucket{le=\"%g\"} %llu\n", kBuckets[b],
-          static_cast<unsigned long long>(cumulative));
+      t.add("anteroom_http_request_duration_seconds_bucket{le=\"%g\"} %llu\n", kBuckets[b],
+            ull(cumulative));
     } else {
-      add("anteroom_http_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
-          static_cast<unsigned long long>(cumulative));
+      t.add("anteroom_http_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n", ull(cumulative));
     }
   }
   uint64_t sum_us = 0;
   for (const Shard& sh : shards_) sum_us += sh.latency_sum_us.load(kRelaxed);
-  add("anteroom_http_request_duration_seconds_sum %.6f\n", static_cast<double>(sum_us) / 1e6);
-  add("anteroom_http_request_duration_seconds_count %llu\n",
-      static_cast<unsigned long long>(cumulative));
+  t.add("anteroom_http_request_duration_seconds_sum %.6f\n", static_cast<double>(sum_us) / 1e6);
+  t.add("anteroom_http_request_duration_seconds_count %llu\n", ull(cumulative));
+}
 
-  out +=
-      "# HELP anteroom_joins_total Joins; created=false when a user got their live ticket back.\n";
-  out += "# TYPE anteroom_joins_total counter\n";
-  add("anteroom_joins_total{created=\"true\"} %llu\n",
-      static_cast<unsigned long long>(joins_new_.load(kRelaxed)));
-  add("anteroom_joins_total{created=\"false\"} %llu\n",
-      static_cast<unsigned long long>(joins_existing_.load(kRelaxed)));
-  out += "# HELP anteroom_admissions_total Tickets admitted (WAITING to ALLOWED).\n";
-  out += "# TYPE anteroom_admissions_total counter\n";
-  const EngineStats stats = engine.stats();
-  add("anteroom_admissions_total %llu\n", static_cast<unsigned long long>(stats.admitted));
-  out += "# HELP anteroom_expiries_total Tickets expired, by reason.\n";
-  out += "# TYPE anteroom_expiries_total counter\n";
+void Metrics::render_line(Text& t, const EngineStats& stats) const {
+  t.head("anteroom_joins_total", "counter",
+         "Joins; created=false when a user got their live ticket back.");
+  t.add("anteroom_joins_total{created=\"true\"} %llu\n", ull(joins_new_.load(kRelaxed)));
+  t.add("anteroom_joins_total{created=\"false\"} %llu\n", ull(joins_existing_.load(kRelaxed)));
+  t.head("anteroom_admissions_total", "counter", "Tickets admitted (WAITING to ALLOWED).");
+  t.add("anteroom_admissions_total %llu\n", ull(stats.admitted));
+  t.head("anteroom_expiries_total", "counter", "Tickets expired, by reason.");
   for (EndReason r : {EndReason::kAllowedUnused, EndReason::kSessionIdle, EndReason::kAbandoned}) {
-    add("anteroom_expiries_total{reason=\"%s\"} %llu\n", reason_name(r),
-        static_cast<unsigned long long>(stats.expired[static_cast<size_t>(r)]));
+    t.add("anteroom_expiries_total{reason=\"%s\"} %llu\n", reason_name(r),
+          ull(stats.expired[static_cast<size_t>(r)]));
   }
-  out += "# HELP anteroom_open_connections Open connections by kind.\n";
-  out += "# TYPE anteroom_open_connections gauge\n";
+}
+
+void Metrics::render_connections(Text& t) const {
+  t.head("anteroom_open_connections", "gauge", "Open connections by kind.");
   const char* kinds[] = {"http", "sse", "websocket"};
   for (size_t k = 0; k < 3; ++k) {
-    add("anteroom_open_connections{kind=\"%s\"} %lld\n", kinds[k],
-        static_cast<long long>(open_[k].load(kRelaxed)));
+    t.add("anteroom_open_connections{kind=\"%s\"} %lld\n", kinds[k],
+          static_cast<long long>(open_[k].load(kRelaxed)));
   }
-  out +=
-      "# HELP anteroom_dropped_slow_consumers_total Streams closed because they read too slowly.\n";
-  out += "# TYPE anteroom_dropped_slow_consumers_total counter\n";
-  add("anteroom_dropped_slow_consumers_total %llu\n",
-      static_cast<unsigned long long>(dropped_slow_.load(kRelaxed)));
-  out +=
-      "# HELP anteroom_refused_connections_total Connections answered 503 at the connection cap.\n";
-  out += "# TYPE anteroom_refused_connections_total counter\n";
-  add("anteroom_refused_connections_total %llu\n",
-      static_cast<unsigned long long>(refused_.load(kRelaxed)));
+  t.head("anteroom_dropped_slow_consumers_total", "counter",
+         "Streams closed because they read too slowly.");
+  t.add("anteroom_dropped_slow_consumers_total %llu\n", ull(dropped_slow_.load(kRelaxed)));
+  t.head("anteroom_refused_connections_total", "counter",
+         "Connections answered 503 at the connection cap.");
+  t.add("anteroom_refused_connections_total %llu\n", ull(refused_.load(kRelaxed)));
+}
 
-  out +=
-      "# HELP anteroom_room_waiting Tickets waiting, per room.\n# TYPE anteroom_room_waiting "
-      "gauge\n";
-  std::string active =
-      "# HELP anteroom_room_active Tickets ALLOWED or ACTIVE, per room.\n"
-      "# TYPE anteroom_room_active gauge\n";
-  for (const RoomInfo& r : engine.rooms()) {
-    add("anteroom_room_waiting{room=\"%s\"} %llu\n", r.name.c_str(),
-        static_cast<unsigned long long>(r.counters.waiting));
-    std::snprintf(line, sizeof line, "anteroom_room_active{room=\"%s\"} %llu\n", r.name.c_str(),
-                  static_cast<unsigned long long>(r.counters.active));
-    active += line;
-  }
-  out += active;
-  return out;
+std::string Metrics::render(const Engine& engine) const {
+  Text t;
+  render_requests(t);
+  render_line(t, engine.stats());
+  render_connections(t);
+  const std::vector<RoomInfo> rooms = engine.rooms();
+  t.head("anteroom_room_waiting", "gauge", "Tickets waiting, per room.");
+  for (const RoomInfo& r : rooms)
+    t.add("anteroom_room_waiting{room=\"%s\"} %llu\n", r.name.c_str(), ull(r.counters.waiting));
+  t.head("anteroom_room_active", "gauge", "Tickets ALLOWED or ACTIVE, per room.");
+  for (const RoomInfo& r : rooms)
+    t.add("anteroom_room_active{room=\"%s\"} %llu\n", r.name.c_str(), ull(r.counters.active));
+  return std::move(t.out);
 }
 
 }  // namespace anteroom

@@ -52,6 +52,11 @@ class Metrics {
   std::string render(const Engine& engine) const;
 
  private:
+  struct Text;  // the text being rendered
+  void render_requests(Text& t) const;
+  void render_line(Text& t, const EngineStats& stats) const;
+  void render_connections(Text& t) const;
+
   static constexpr auto kRelaxed = std::memory_order_relaxed;  // independent counters
   static constexpr std::array<unsigned, 13> kCodes = {200, 201, 204, 400, 401, 403, 404,
                                                       405, 413, 429, 431, 500, 503};
