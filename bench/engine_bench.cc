@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "tests/support/mutex_engine.h"
 #include "storage/persistent_engine.h"
+#include "tests/support/mutex_engine.h"
 
 namespace anteroom {
 namespace {

@@ -46,11 +46,11 @@ struct Change {
   };
   Kind kind = Kind::kJoin;
   std::string_view room;
-  uint64_t seq = 0;                  // join, admit, activate, leave, expire
-  std::array<uint32_t, 3> tag{};     // join: the random part of the ticket's id
-  std::string_view user;             // join; empty for anonymous joins
+  uint64_t seq = 0;                     // join, admit, activate, leave, expire
+  std::array<uint32_t, 3> tag{};        // join: the random part of the ticket's id
+  std::string_view user;                // join; empty for anonymous joins
   EndReason reason = EndReason::kNone;  // expire
-  int64_t at_ms = 0;                 // engine clock: when it happened
+  int64_t at_ms = 0;                    // engine clock: when it happened
   const RoomConfig* config = nullptr;   // room_put
   std::span<const uint64_t> seqs;       // clear: the tickets cleared, ascending
 };

@@ -111,10 +111,9 @@ class Room {
   auto with_owner(F&& f) {
     std::unique_lock lock(owner_);
     auto result = f();
-    while (wanted_.exchange(false, std::memory_order_acq_rel)) pass();
+    while (wanted_.exchange(0, std::memory_order_acq_rel) != 0) pass();
     lock.unlock();
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (wanted_.load(std::memory_order_seq_cst)) serve();
+    if (wanted_.fetch_or(0, std::memory_order_acq_rel) != 0) serve();  // see serve()
     return result;
   }
 
@@ -160,9 +159,8 @@ class Room {
   // The owner lock. try_lock on it never fails spuriously (glibc's normal mutex), which
   // serve() relies on.
   std::mutex owner_;
-  // A pass is wanted. seq_cst with a fence on both sides (see serve()): either the requester
-  // finds the lock free or the holder sees the request after unlocking.
-  std::atomic<bool> wanted_{false};
+  // Nonzero: a pass is wanted. Only read-modify-writes touch it (see serve() for why).
+  std::atomic<uint32_t> wanted_{0};
   // What visitors' leaves tell the owner: WAITING tickets that left (holes in the line) and
   // slots freed. Guarded by inbox_mu_, held for a push or a swap only.
   std::mutex inbox_mu_;

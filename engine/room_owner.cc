@@ -27,12 +27,12 @@ int64_t ticks_since(uint32_t now, uint32_t then) { return int64_t{now} - int64_t
 void Room::set_config(const RoomConfig& c, bool journal_it) {
   with_owner([&] {
     capacity_.store(c.capacity, std::memory_order_relaxed);
-  admission_.store(static_cast<uint8_t>(c.admission), std::memory_order_relaxed);
-  admit_per_second_.store(c.admit_per_second, std::memory_order_relaxed);
-  allowed_ttl_s_.store(c.allowed_ttl_seconds, std::memory_order_relaxed);
-  session_ttl_s_.store(c.session_ttl_seconds, std::memory_order_relaxed);
-  heartbeat_timeout_s_.store(c.heartbeat_timeout_seconds, std::memory_order_relaxed);
-  max_waiting_.store(c.max_waiting, std::memory_order_relaxed);
+    admission_.store(static_cast<uint8_t>(c.admission), std::memory_order_relaxed);
+    admit_per_second_.store(c.admit_per_second, std::memory_order_relaxed);
+    allowed_ttl_s_.store(c.allowed_ttl_seconds, std::memory_order_relaxed);
+    session_ttl_s_.store(c.session_ttl_seconds, std::memory_order_relaxed);
+    heartbeat_timeout_s_.store(c.heartbeat_timeout_seconds, std::memory_order_relaxed);
+    max_waiting_.store(c.max_waiting, std::memory_order_relaxed);
     tokens_ = std::min<double>(tokens_, c.admit_per_second);
     if (journal_it) {
       Change ch = change(Change::Kind::kRoomPut, 0);
@@ -86,7 +86,8 @@ Status Room::restore(const std::vector<RestoredTicket>& tickets) {
     }
     uint32_t admitted = 0;
     if (holds_slot(t.state)) {
-      admitted = static_cast<uint32_t>(std::max<int64_t>(0, (t.admitted_at_ms - env_.epoch_ms) / 100));
+      admitted =
+          static_cast<uint32_t>(std::max<int64_t>(0, (t.admitted_at_ms - env_.epoch_ms) / 100));
       holders_.push_back(seq);
       owner_add(in_use_, 1);
     }
@@ -108,20 +109,24 @@ Status Room::restore(const std::vector<RestoredTicket>& tickets) {
 }
 
 void Room::request_pass() {
-  wanted_.store(true, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  wanted_.fetch_or(1, std::memory_order_acq_rel);
   serve();
 }
 
 // Runs passes while they are wanted, if the owner lock can be had without waiting. After
 // unlocking it looks once more: a request made after the last pass but before the unlock
 // found the lock taken, and is served here (or by whoever took the lock next).
+//
+// Why no request is lost: requests and this last look are read-modify-writes of wanted_, so
+// they are ordered. If the look comes after a request, it sees it. If the request comes
+// after the look, it read the look's write (acq_rel), so the unlock before the look
+// happens-before the requester's try_lock, which then finds the lock free (or held by a
+// thread that will look in turn).
 void Room::serve() {
   while (owner_.try_lock()) {
-    while (wanted_.exchange(false, std::memory_order_acq_rel)) pass();
+    while (wanted_.exchange(0, std::memory_order_acq_rel) != 0) pass();
     owner_.unlock();
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (!wanted_.load(std::memory_order_seq_cst)) return;
+    if (wanted_.fetch_or(0, std::memory_order_acq_rel) == 0) return;
   }
 }
 
@@ -263,8 +268,7 @@ void Room::sweep() {
     uint8_t packed = load_state(*s);
     if (state_of(packed) != TicketState::kWaiting) continue;  // includes unpublished (0)
     uint32_t seen = std::atomic_ref<const uint32_t>(s->last_seen).load(std::memory_order_relaxed);
-    if (ticks_since(now, seen) >= abandon_after)
-      expire(seq, *s, packed, EndReason::kAbandoned);
+    if (ticks_since(now, seen) >= abandon_after) expire(seq, *s, packed, EndReason::kAbandoned);
   }
 
   auto keep = holders_.begin();
@@ -274,12 +278,10 @@ void Room::sweep() {
     TicketState st = state_of(packed);
     if (st == TicketState::kAllowed) {
       uint32_t at = std::atomic_ref<const uint32_t>(s->admitted_at).load(std::memory_order_relaxed);
-      if (ticks_since(now, at) >= allowed_ttl)
-        expire(seq, *s, packed, EndReason::kAllowedUnused);
+      if (ticks_since(now, at) >= allowed_ttl) expire(seq, *s, packed, EndReason::kAllowedUnused);
     } else if (st == TicketState::kActive) {
       uint32_t seen = std::atomic_ref<const uint32_t>(s->last_seen).load(std::memory_order_relaxed);
-      if (ticks_since(now, seen) >= session_ttl)
-        expire(seq, *s, packed, EndReason::kSessionIdle);
+      if (ticks_since(now, seen) >= session_ttl) expire(seq, *s, packed, EndReason::kSessionIdle);
     }
     if (holds_slot(state_of(packed))) *keep++ = seq;
   }

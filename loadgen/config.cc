@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace anteroom::loadgen {
 
@@ -115,6 +117,190 @@ void apply_scenario_defaults(Config* c) {
   }
 }
 
+// The command line, for the report; the admin key is left out.
+std::string command_line(int argc, const char* const* argv) {
+  std::string command;
+  for (int i = 0; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (i > 0) command += ' ';
+    if (i > 0 && std::string_view(argv[i - 1]) == "--admin-key") {
+      command += "...";
+    } else if (a.starts_with("--admin-key=")) {
+      command += "--admin-key=...";
+    } else {
+      command += a;
+    }
+  }
+  return command;
+}
+
+// Takes one option's value into `c`: an empty string, or why the value is refused.
+using Setter = std::function<std::string(std::string_view value, Config* c)>;
+
+// A whole number from `lo` to `hi`.
+template <typename T>
+Setter whole_number(T Config::*field, uint64_t lo, uint64_t hi) {
+  return [=](std::string_view v, Config* c) -> std::string {
+    uint64_t x = 0;
+    if (!parse_u64(v, &x) || x < lo || x > hi) {
+      return "must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+    }
+    c->*field = static_cast<T>(x);
+    return "";
+  };
+}
+
+// A number from `lo` to `hi`.
+Setter number(double Config::*field, double lo, double hi) {
+  return [=](std::string_view v, Config* c) -> std::string {
+    double x = 0;
+    if (!parse_double(v, &x) || x < lo || x > hi) {
+      return "must be a number from " + fmt(lo) + " to " + fmt(hi);
+    }
+    c->*field = x;
+    return "";
+  };
+}
+
+// One of the named values; `refusal` says which names there are.
+template <typename T>
+Setter one_of(T Config::*field, std::vector<std::pair<std::string_view, T>> names,
+              const char* refusal) {
+  return [field, names = std::move(names), refusal](std::string_view v, Config* c) {
+    for (const auto& [name, value] : names) {
+      if (v == name) {
+        c->*field = value;
+        return std::string();
+      }
+    }
+    return std::string(refusal);
+  };
+}
+
+// Every option that takes a value (--keep-room, --quiet and --help take none).
+const std::map<std::string_view, Setter>& options_with_values() {
+  static const std::map<std::string_view, Setter> kOptions = {
+      {"--target", parse_target},
+      {"--room",
+       [](std::string_view v, Config* c) -> std::string {
+         if (v.empty() || v.size() > 64 ||
+             v.find_first_not_of(
+                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
+                 std::string_view::npos) {
+           return "must be 1-64 of A-Z a-z 0-9 _ -";
+         }
+         c->room = std::string(v);
+         return "";
+       }},
+      {"--admin-key",
+       [](std::string_view v, Config* c) {
+         c->admin_key = std::string(v);
+         return std::string();
+       }},
+      {"--users", whole_number(&Config::users, 1, 1000000)},
+      {"--transport",
+       one_of(&Config::transport,
+              {{"poll", Transport::kPoll}, {"sse", Transport::kSse}, {"ws", Transport::kWs}},
+              "must be poll, sse or ws")},
+      {"--arrival-rate", number(&Config::arrival_rate, 0, 1e7)},
+      {"--stay", number(&Config::stay_s, 0, 3600)},
+      {"--abandon", number(&Config::abandon, 0, 1)},
+      {"--patience", number(&Config::patience_s, 0.01, 3600)},
+      {"--use", one_of(&Config::use, {{"gate", UseVia::kGate}, {"verify", UseVia::kVerify}},
+                       "must be gate or verify")},
+      {"--ws-check", number(&Config::ws_check_s, 0.05, 3600)},
+      {"--capacity", whole_number(&Config::capacity, 0, 10000000)},
+      {"--admit-per-second", whole_number(&Config::admit_per_second, 0, 10000000)},
+      {"--heartbeat-timeout", whole_number(&Config::heartbeat_timeout_s, 1, 86400)},
+      {"--allowed-ttl", whole_number(&Config::allowed_ttl_s, 1, 86400)},
+      {"--session-ttl", whole_number(&Config::session_ttl_s, 1, 86400)},
+      {"--origin-capacity", whole_number(&Config::origin_capacity, 1, 100000)},
+      {"--origin-service-ms", number(&Config::origin_service_ms, 0, 60000)},
+      {"--origin-port",
+       [](std::string_view v, Config* c) -> std::string {
+         uint64_t p = 0;
+         if (!parse_u64(v, &p) || p > 65535) return "must be a port number";
+         c->origin_port = static_cast<uint16_t>(p);
+         return "";
+       }},
+      {"--server-pid", whole_number(&Config::server_pid, 1, 1u << 30)},
+      {"--duration", number(&Config::duration_s, 0, 86400)},
+      {"--timeout", number(&Config::timeout_s, 0.01, 3600)},
+      {"--connections", whole_number(&Config::connections, 1, 1000000)},
+      {"--threads", whole_number(&Config::threads, 1, 256)},
+      {"--processes", whole_number(&Config::processes, 1, 64)},
+      {"--sources", whole_number(&Config::sources, 1, 250)},
+      {"--out",
+       [](std::string_view v, Config* c) -> std::string {
+         if (v.empty()) return "must not be empty";
+         c->out = std::string(v);
+         return "";
+       }},
+      {"--seed", whole_number(&Config::seed, 0, UINT64_MAX)},
+  };
+  return kOptions;
+}
+
+// The options after the scenario (argv[2] on), as "--name value" or "--name=value"; the first
+// bad one is the error. Stops at --help, setting c->help. `capacity_given` is set when --capacity
+// is among them: protect's capacity defaults to the origin's otherwise.
+std::string parse_options(int argc, const char* const* argv, Config* c, bool* capacity_given) {
+  const std::map<std::string_view, Setter>& options = options_with_values();
+  for (int i = 2; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      c->help = true;
+      return "";
+    }
+    if (arg == "--keep-room") {
+      c->keep_room = true;
+      continue;
+    }
+    if (arg == "--quiet") {
+      c->progress = false;
+      continue;
+    }
+    std::string_view name = arg;
+    std::string_view value;
+    bool has_value = false;
+    if (size_t eq = arg.find('='); eq != std::string_view::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+    auto f = options.find(name);
+    if (f == options.end()) return "unknown option '" + std::string(name) + "' (see --help)";
+    if (!has_value) {
+      if (i + 1 >= argc) return std::string(name) + " needs a value";
+      value = argv[++i];
+    }
+    if (name == "--capacity") *capacity_given = true;
+    if (std::string e = f->second(value, c); !e.empty()) {
+      return std::string(name) + " '" + std::string(value) + "': " + e;
+    }
+  }
+  return "";
+}
+
+// The settings each scenario cannot run without, checked once every option is read.
+std::string check_scenario_settings(const Config& c) {
+  if (c.scenario == Scenario::kSeedVisit && (c.users != 20 || c.capacity != 10)) {
+    return "seed-visit is seed 000's fixed script: capacity 10 and 20 users (drop "
+           "--users/--capacity)";
+  }
+  bool needs_room = c.scenario != Scenario::kClosed && c.scenario != Scenario::kOrigin;
+  if (needs_room && c.admin_key.empty()) {
+    return "this scenario creates its room: give --admin-key or set ANTEROOM_ADMIN_KEY";
+  }
+  if (c.scenario == Scenario::kScheduled && c.admit_per_second == 0) {
+    return "scheduled admits a batch each second: --admit-per-second must be at least 1";
+  }
+  if (c.scenario == Scenario::kHold && c.transport == Transport::kPoll) {
+    return "hold keeps streams open: --transport must be sse or ws";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> Config::describe() const {
@@ -150,18 +336,7 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
 
 std::string parse_config(int argc, const char* const* argv, Config* c) {
   *c = Config{};
-  // The command line goes into reports: the admin key does not.
-  for (int i = 0; i < argc; ++i) {
-    std::string_view a = argv[i];
-    if (i > 0) c->command += ' ';
-    if (i > 0 && std::string_view(argv[i - 1]) == "--admin-key") {
-      c->command += "...";
-    } else if (a.starts_with("--admin-key=")) {
-      c->command += "--admin-key=...";
-    } else {
-      c->command += a;
-    }
-  }
+  c->command = command_line(argc, argv);
   if (argc < 2)
     return "missing scenario: one of seed-visit, surge, scheduled, protect, hold, closed";
   std::string_view first = argv[1];
@@ -185,225 +360,12 @@ std::string parse_config(int argc, const char* const* argv, Config* c) {
   if (const char* key = std::getenv("ANTEROOM_ADMIN_KEY")) {  // NOLINT(concurrency-mt-unsafe)
     c->admin_key = key;
   }
-
   bool capacity_given = false;
-  auto u64 = [](uint64_t* dst, uint64_t lo, uint64_t hi) {
-    return [=](std::string_view v) -> std::string {
-      uint64_t x = 0;
-      if (!parse_u64(v, &x) || x < lo || x > hi) {
-        return "must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
-      }
-      *dst = x;
-      return "";
-    };
-  };
-  auto u32 = [](uint32_t* dst, uint64_t lo, uint64_t hi) {
-    return [=](std::string_view v) -> std::string {
-      uint64_t x = 0;
-      if (!parse_u64(v, &x) || x < lo || x > hi) {
-        return "must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
-      }
-      *dst = static_cast<uint32_t>(x);
-      return "";
-    };
-  };
-  auto i32 = [](int* dst, int lo, int hi) {
-    return [=](std::string_view v) -> std::string {
-      uint64_t x = 0;
-      if (!parse_u64(v, &x) || x < static_cast<uint64_t>(lo) || x > static_cast<uint64_t>(hi)) {
-        return "must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
-      }
-      *dst = static_cast<int>(x);
-      return "";
-    };
-  };
-  auto dbl = [](double* dst, double lo, double hi) {
-    return [=](std::string_view v) -> std::string {
-      double x = 0;
-      if (!parse_double(v, &x) || x < lo || x > hi) {
-        return "must be a number from " + fmt(lo) + " to " + fmt(hi);
-      }
-      *dst = x;
-      return "";
-    };
-  };
-  using Setter = std::function<std::string(std::string_view)>;
-  uint64_t pid = 0;
-  const std::map<std::string_view, Setter> flags = {
-      {"--target", [c](std::string_view v) { return parse_target(v, c); }},
-      {"--room",
-       [c](std::string_view v) -> std::string {
-         if (v.empty() || v.size() > 64 ||
-             v.find_first_not_of(
-                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
-                 std::string_view::npos) {
-           return "must be 1-64 of A-Z a-z 0-9 _ -";
-         }
-         c->room = std::string(v);
-         return "";
-       }},
-      {"--admin-key",
-       [c](std::string_view v) {
-         c->admin_key = std::string(v);
-         return std::string();
-       }},
-      {"--users", u64(&c->users, 1, 1000000)},
-      {"--transport",
-       [c](std::string_view v) -> std::string {
-         if (v == "poll")
-           c->transport = Transport::kPoll;
-         else if (v == "sse")
-           c->transport = Transport::kSse;
-         else if (v == "ws")
-           c->transport = Transport::kWs;
-         else
-           return "must be poll, sse or ws";
-         return "";
-       }},
-      {"--arrival-rate", dbl(&c->arrival_rate, 0, 1e7)},
-      {"--stay", dbl(&c->stay_s, 0, 3600)},
-      {"--abandon", dbl(&c->abandon, 0, 1)},
-      {"--patience", dbl(&c->patience_s, 0.01, 3600)},
-      {"--use",
-       [c](std::string_view v) -> std::string {
-         if (v == "gate")
-           c->use = UseVia::kGate;
-         else if (v == "verify")
-           c->use = UseVia::kVerify;
-         else
-           return "must be gate or verify";
-         return "";
-       }},
-      {"--ws-check", dbl(&c->ws_check_s, 0.05, 3600)},
-      {"--capacity",
-       [&, c](std::string_view v) {
-         capacity_given = true;
-         return u32(&c->capacity, 0, 10000000)(v);
-       }},
-      {"--admit-per-second", u32(&c->admit_per_second, 0, 10000000)},
-      {"--heartbeat-timeout", u32(&c->heartbeat_timeout_s, 1, 86400)},
-      {"--allowed-ttl", u32(&c->allowed_ttl_s, 1, 86400)},
-      {"--session-ttl", u32(&c->session_ttl_s, 1, 86400)},
-      {"--origin-capacity", u32(&c->origin_capacity, 1, 100000)},
-      {"--origin-service-ms", dbl(&c->origin_service_ms, 0, 60000)},
-      {"--origin-port",
-       [c](std::string_view v) -> std::string {
-         uint64_t p = 0;
-         if (!parse_u64(v, &p) || p > 65535) return "must be a port number";
-         c->origin_port = static_cast<uint16_t>(p);
-         return "";
-       }},
-      {"--server-pid",
-       [&, c](std::string_view v) {
-         std::string e = u64(&pid, 1, 1u << 30)(v);
-         c->server_pid = static_cast<int64_t>(pid);
-         return e;
-       }},
-      {"--duration", dbl(&c->duration_s, 0, 86400)},
-      {"--timeout", dbl(&c->timeout_s, 0.01, 3600)},
-      {"--connections", u32(&c->connections, 1, 1000000)},
-      {"--threads", i32(&c->threads, 1, 256)},
-      {"--processes", i32(&c->processes, 1, 64)},
-      {"--sources", i32(&c->sources, 1, 250)},
-      {"--out",
-       [c](std::string_view v) -> std::string {
-         if (v.empty()) return "must not be empty";
-         c->out = std::string(v);
-         return "";
-       }},
-      {"--seed", u64(&c->seed, 0, UINT64_MAX)},
-  };
-  for (int i = 2; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      c->help = true;
-      return "";
-    }
-    if (arg == "--keep-room") {
-      c->keep_room = true;
-      continue;
-    }
-    if (arg == "--quiet") {
-      c->progress = false;
-      continue;
-    }
-    std::string_view name = arg;
-    std::string_view value;
-    bool has_value = false;
-    if (size_t eq = arg.find('='); eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    auto f = flags.find(name);
-    if (f == flags.end()) return "unknown option '" + std::string(name) + "' (see --help)";
-    if (!has_value) {
-      if (i + 1 >= argc) return std::string(name) + " needs a value";
-      value = argv[++i];
-    }
-    if (std::string e = f->second(value); !e.empty()) {
-      return std::string(name) + " '" + std::string(value) + "': " + e;
-    }
+  if (std::string e = parse_options(argc, argv, c, &capacity_given); !e.empty() || c->help) {
+    return e;
   }
   if (c->scenario == Scenario::kProtect && !capacity_given) c->capacity = c->origin_capacity;
-  if (c->scenario == Scenario::kSeedVisit && (c->users != 20 || c->capacity != 10)) {
-    return "seed-visit is seed 000's fixed script: capacity 10 and 20 users (drop "
-           "--users/--capacity)";
-  }
-  bool needs_room = c->scenario != Scenario::kClosed && c->scenario != Scenario::kOrigin;
-  if (needs_room && c->admin_key.empty()) {
-    return "this scenario creates its room: give --admin-key or set ANTEROOM_ADMIN_KEY";
-  }
-  if (c->scenario == Scenario::kScheduled && c->admit_per_second == 0) {
-    return "scheduled admits a batch each second: --admit-per-second must be at least 1";
-  }
-  if (c->scenario == Scenario::kHold && c->transport == Transport::kPoll) {
-    return "hold keeps streams open: --transport must be sse or ws";
-  }
-  return "";
-}
-
-std::string usage() {
-  return R"(anteroom-loadgen SCENARIO [options]: drives anteroom the way real visitors do.
-
-Scenarios (docs/loadgen.md):
-  seed-visit  seed 000's scripted WebSocket visit; PASS or FAIL for every step
-  surge       --users N arrive at once (or at --arrival-rate) and go through the whole visit
-  scheduled   seed 001: an auto room admitting --admit-per-second each second; visitors on SSE
-  protect     a demo origin with --origin-capacity, hit directly and then through anteroom
-  hold        open --users SSE or WebSocket sessions, keep them, measure memory per session
-              (--server-pid) and how long one change takes to reach every session
-  closed      closed model: --connections busy keep-alive connections repeating GET --target
-              path for --duration seconds (like wrk)
-  origin      run only the demo origin on --origin-port (for trying things by hand)
-
-Target and room:
-  --target HOST:PORT[/path]  the server (default 127.0.0.1:8080; loopback only)
-  --admin-key KEY            to create the room (or ANTEROOM_ADMIN_KEY)
-  --room NAME                default: a fresh room lg-<scenario>-<random>, deleted afterwards
-  --keep-room                leave the room in place after the run
-  --capacity N  --admit-per-second N  --heartbeat-timeout S  --allowed-ttl S  --session-ttl S
-Visitors:
-  --users N                  how many (surge 1000, seed-visit 20)
-  --transport poll|sse|ws    how they wait (surge poll, scheduled and hold sse)
-  --arrival-rate R           per second; 0 (default) = all at once
-  --stay S                   admitted visitors stay S seconds on average (0.5x-1.5x), then leave
-  --abandon F                share who give up while waiting, closing the tab (default 0.02)
-  --patience S               abandoners give up at a random moment within S seconds (10)
-  --use gate|verify          how the admission is used (default gate)
-  --ws-check S               WebSocket visitors send CHECK_QUEUE_STATUS every S seconds (5)
-protect:  --origin-capacity N (50)  --origin-service-ms MS (200)  --origin-port P
-hold:     --server-pid PID  --duration S (how long to hold, 5)
-closed:   --connections N (100)  --duration S (10)
-Machinery:
-  --threads N      per process (default: cores)      --timeout S   per request (30)
-  --processes N    default: one per 18,000 sessions  --sources N   127.0.0.x source addresses
-                                                      (default: one per 25,000 sessions)
-  --out PREFIX     writes PREFIX.json, PREFIX.md, PREFIX.html
-                   (default results/runs/<scenario>-<users>-<transport>)
-  --seed N  --quiet
-Exit status: 0 every check passed, 1 a check failed, 2 bad usage or the run could not start.
-)";
+  return check_scenario_settings(*c);
 }
 
 }  // namespace anteroom::loadgen

@@ -24,21 +24,67 @@ int threads_for(const Config& cfg) {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+int processes_for(const Config& cfg, uint64_t sessions) {
+  int processes =
+      cfg.processes > 0
+          ? cfg.processes
+          : static_cast<int>((sessions + kSessionsPerProcess - 1) / kSessionsPerProcess);
+  return std::clamp(processes, 1, kMaxProcesses);
+}
+
+int sources_for(const Config& cfg, uint64_t sessions) {
+  int sources = cfg.sources > 0
+                    ? cfg.sources
+                    : static_cast<int>((sessions + kSessionsPerSource - 1) / kSessionsPerSource);
+  return std::max(sources, 1);
+}
+
+// 127.0.0.11 on, one per source; none for one source (the kernel chooses).
+std::vector<net::ip::address> source_addresses(int sources) {
+  std::vector<net::ip::address> addresses;
+  if (sources > 1) {
+    for (int i = 0; i < sources; ++i) {
+      addresses.emplace_back(net::ip::make_address_v4("127.0.0." + std::to_string(11 + i)));
+    }
+  }
+  return addresses;
+}
+
+// One thread of a worker process: its io_context, its visitors and what they record.
+struct PerThread {
+  std::unique_ptr<net::io_context> io;
+  std::unique_ptr<Watchdog> watchdog;
+  std::unique_ptr<Recorder> rec;
+  std::unique_ptr<ThreadCtx> ctx;
+  std::unique_ptr<net::steady_timer> stopper;
+  std::vector<VisitorRecord> records;
+  std::vector<uint64_t> indices;
+};
+
+// Stops the thread's io_context, looking every 50 ms, once the coordinator says stop, every
+// coroutine on the thread has finished, or `hard_end` has passed.
+void stop_when_done(PerThread& p, Control& ctl, int64_t hard_end) {
+  p.stopper = std::make_unique<net::steady_timer>(*p.io);
+  auto check = std::make_shared<std::function<void()>>();
+  *check = [&p, &ctl, hard_end, check] {
+    p.stopper->expires_after(std::chrono::milliseconds(50));
+    p.stopper->async_wait([&p, &ctl, hard_end, check](const boost::system::error_code&) {
+      if (ctl.stop.load() != 0 || p.ctx->running <= 0 || now_us() > hard_end) {
+        p.io->stop();
+        return;
+      }
+      (*check)();
+    });
+  };
+  (*check)();
+}
+
 // One worker process: its share of the visitors (index % processes == w) over its threads.
 [[noreturn]] void worker_main(int w, const Config& cfg, const Plan& plan, const PhaseSpec& spec,
                               Control& ctl, const std::string& out_path) {
   const int threads = plan.threads;
   int64_t t0 = ctl.t0.load();
   int64_t hard_end = t0 + static_cast<int64_t>(spec.max_seconds * 1e6);
-  struct PerThread {
-    std::unique_ptr<net::io_context> io;
-    std::unique_ptr<Watchdog> watchdog;
-    std::unique_ptr<Recorder> rec;
-    std::unique_ptr<ThreadCtx> ctx;
-    std::unique_ptr<net::steady_timer> stopper;
-    std::vector<VisitorRecord> records;
-    std::vector<uint64_t> indices;
-  };
   std::vector<PerThread> pts(threads);
   uint64_t k = 0;
   for (uint64_t i = static_cast<uint64_t>(w); i < spec.visitors; i += plan.processes, ++k) {
@@ -67,19 +113,7 @@ int threads_for(const Config& cfg) {
       }
     }
     p.watchdog->start();
-    p.stopper = std::make_unique<net::steady_timer>(*p.io);
-    auto check = std::make_shared<std::function<void()>>();
-    *check = [&p, &ctl, hard_end, check] {
-      p.stopper->expires_after(std::chrono::milliseconds(50));
-      p.stopper->async_wait([&p, &ctl, hard_end, check](const boost::system::error_code&) {
-        if (ctl.stop.load() != 0 || p.ctx->running <= 0 || now_us() > hard_end) {
-          p.io->stop();
-          return;
-        }
-        (*check)();
-      });
-    };
-    (*check)();
+    stop_when_done(p, ctl, hard_end);
   }
   std::vector<std::thread> runners;
   for (int t = 1; t < threads; ++t) runners.emplace_back([&pts, t] { pts[t].io->run(); });
@@ -124,6 +158,113 @@ void sum_live(const Control& ctl, int processes, Live* s) {
   }
 }
 
+// What the coordinator saw while the workers ran.
+struct Watch {
+  struct Gauge {
+    uint64_t open = 0;
+    uint64_t waiting = 0;
+    uint64_t active = 0;
+  };
+  // One per second of the phase: the most sessions open in it, the last waiting and active.
+  std::vector<Gauge> gauges;
+  uint64_t max_open = 0;
+  std::vector<int> statuses;  // each worker's wait status
+  int64_t end_at = 0;         // when the last worker was seen to exit
+};
+
+// The progress line: rewritten in place on a terminal, one line each time otherwise.
+void print_progress(const PhaseSpec& spec, const Live& sum, int64_t since_t0, bool tty) {
+  std::fprintf(
+      stderr,
+      "%s[%s] %5.1fs open %lld joined %lld waiting %lld active %lld admitted %lld done "
+      "%lld/%llu errors %lld%s",
+      tty ? "\r" : "", spec.name.c_str(), static_cast<double>(since_t0) / 1e6,
+      static_cast<long long>(sum.open.load()), static_cast<long long>(sum.joined.load()),
+      static_cast<long long>(sum.waiting.load()), static_cast<long long>(sum.active.load()),
+      static_cast<long long>(sum.admitted.load()), static_cast<long long>(sum.finished.load()),
+      static_cast<unsigned long long>(spec.visitors), static_cast<long long>(sum.errors.load()),
+      tty ? "   " : "\n");
+}
+
+// Every 100 ms until every worker has exited: sums the live counters into the gauges, calls
+// the scenario's hook, prints progress, and reaps the workers that exited.
+Watch watch_workers(const Config& cfg, const PhaseSpec& spec, Control& ctl, int64_t t0,
+                    const std::vector<pid_t>& pids) {
+  const int processes = static_cast<int>(pids.size());
+  Watch watch;
+  watch.statuses.assign(pids.size(), -1);
+  bool tty = isatty(STDERR_FILENO) != 0;
+  int64_t last_print = 0;
+  int live_children = processes;
+  watch.end_at = now_us();
+  while (live_children > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    int64_t now = now_us();
+    Live sum;
+    sum_live(ctl, processes, &sum);
+    auto open = static_cast<uint64_t>(std::max<int64_t>(0, sum.open.load()));
+    watch.max_open = std::max(watch.max_open, open);
+    if (now >= t0) {
+      auto s = static_cast<size_t>((now - t0) / 1000000);
+      if (watch.gauges.size() <= s) watch.gauges.resize(s + 1);
+      Watch::Gauge& g = watch.gauges[s];
+      g.open = std::max(g.open, open);
+      g.waiting = static_cast<uint64_t>(std::max<int64_t>(0, sum.waiting.load()));
+      g.active = static_cast<uint64_t>(std::max<int64_t>(0, sum.active.load()));
+    }
+    if (spec.on_tick) spec.on_tick(ctl, sum, now);
+    if (cfg.progress && now - last_print > (tty ? 500'000 : 5'000'000)) {
+      last_print = now;
+      print_progress(spec, sum, now - t0, tty);
+    }
+    for (int w = 0; w < processes; ++w) {
+      if (watch.statuses[w] != -1) continue;
+      int st = 0;
+      if (waitpid(pids[w], &st, WNOHANG) == pids[w]) {
+        watch.statuses[w] = st;
+        --live_children;
+        watch.end_at = now;
+      }
+    }
+  }
+  if (cfg.progress && tty) std::fprintf(stderr, "\n");
+  return watch;
+}
+
+// Merges what the workers wrote (files `tmp_prefix` + worker number, removed here) and the
+// gauges into out->phase and out->records. Returns an empty string, or which worker failed.
+std::string collect_workers(const PhaseSpec& spec, const Watch& watch, int64_t t0,
+                            const std::string& tmp_prefix, PhaseOutput* out) {
+  Phase& phase = out->phase;
+  phase = Phase{};
+  phase.name = spec.name;
+  phase.duration_s = static_cast<double>(std::max<int64_t>(0, watch.end_at - t0)) / 1e6;
+  std::string failure;
+  for (size_t w = 0; w < watch.statuses.size(); ++w) {
+    std::string path = tmp_prefix + std::to_string(w);
+    int status = watch.statuses[w];
+    Recorder r;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !r.decode(read_file(path))) {
+      failure =
+          "worker process " + std::to_string(w) + " failed (status " + std::to_string(status) + ")";
+    } else {
+      r.merge_into(&phase);
+      out->records.insert(out->records.end(), r.records.begin(), r.records.end());
+    }
+    std::remove(path.c_str());
+  }
+  if (phase.seconds.size() < watch.gauges.size()) phase.seconds.resize(watch.gauges.size());
+  for (size_t s = 0; s < watch.gauges.size(); ++s) {
+    phase.seconds[s].open_sessions = watch.gauges[s].open;
+    phase.seconds[s].waiting = watch.gauges[s].waiting;
+    phase.seconds[s].active = watch.gauges[s].active;
+  }
+  phase.max_open_sessions = watch.max_open;
+  phase.truth = check_truth(out->records, spec.mode == Mode::kHold);
+  phase.visits.unresolved = phase.truth.unresolved;
+  return failure;
+}
+
 }  // namespace
 
 std::string run_phase(const Config& cfg, const Plan& base, const PhaseSpec& spec,
@@ -133,22 +274,9 @@ std::string run_phase(const Config& cfg, const Plan& base, const PhaseSpec& spec
   plan.origin_after_admission = spec.origin_after_admission;
   plan.visitors = spec.visitors;
   plan.threads = threads_for(cfg);
-  uint64_t sessions = spec.visitors;
-  plan.processes =
-      cfg.processes > 0
-          ? cfg.processes
-          : static_cast<int>((sessions + kSessionsPerProcess - 1) / kSessionsPerProcess);
-  plan.processes = std::clamp(plan.processes, 1, kMaxProcesses);
-  int sources = cfg.sources > 0
-                    ? cfg.sources
-                    : static_cast<int>((sessions + kSessionsPerSource - 1) / kSessionsPerSource);
-  sources = std::max(sources, 1);
-  plan.sources.clear();
-  if (sources > 1) {
-    for (int i = 0; i < sources; ++i) {
-      plan.sources.emplace_back(net::ip::make_address_v4("127.0.0." + std::to_string(11 + i)));
-    }
-  }
+  plan.processes = processes_for(cfg, spec.visitors);
+  int sources = sources_for(cfg, spec.visitors);
+  plan.sources = source_addresses(sources);
   out->processes = plan.processes;
   out->sources = sources;
 
@@ -169,84 +297,8 @@ std::string run_phase(const Config& cfg, const Plan& base, const PhaseSpec& spec
     pids.push_back(pid);
   }
 
-  struct Gauge {
-    uint64_t open = 0;
-    uint64_t waiting = 0;
-    uint64_t active = 0;
-  };
-  std::vector<Gauge> gauges;
-  uint64_t max_open = 0;
-  bool tty = isatty(STDERR_FILENO) != 0;
-  int64_t last_print = 0;
-  int live_children = plan.processes;
-  std::vector<int> statuses(plan.processes, -1);
-  int64_t end_at = now_us();
-  while (live_children > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    int64_t now = now_us();
-    Live sum;
-    sum_live(*ctl, plan.processes, &sum);
-    auto open = static_cast<uint64_t>(std::max<int64_t>(0, sum.open.load()));
-    max_open = std::max(max_open, open);
-    if (now >= t0) {
-      auto s = static_cast<size_t>((now - t0) / 1000000);
-      if (gauges.size() <= s) gauges.resize(s + 1);
-      gauges[s].open = std::max(gauges[s].open, open);
-      gauges[s].waiting = static_cast<uint64_t>(std::max<int64_t>(0, sum.waiting.load()));
-      gauges[s].active = static_cast<uint64_t>(std::max<int64_t>(0, sum.active.load()));
-    }
-    if (spec.on_tick) spec.on_tick(*ctl, sum, now);
-    if (cfg.progress && now - last_print > (tty ? 500'000 : 5'000'000)) {
-      last_print = now;
-      std::fprintf(
-          stderr,
-          "%s[%s] %5.1fs open %lld joined %lld waiting %lld active %lld admitted %lld done "
-          "%lld/%llu errors %lld%s",
-          tty ? "\r" : "", spec.name.c_str(), static_cast<double>(now - t0) / 1e6,
-          static_cast<long long>(sum.open.load()), static_cast<long long>(sum.joined.load()),
-          static_cast<long long>(sum.waiting.load()), static_cast<long long>(sum.active.load()),
-          static_cast<long long>(sum.admitted.load()), static_cast<long long>(sum.finished.load()),
-          static_cast<unsigned long long>(spec.visitors), static_cast<long long>(sum.errors.load()),
-          tty ? "   " : "\n");
-    }
-    for (int w = 0; w < plan.processes; ++w) {
-      if (statuses[w] != -1) continue;
-      int st = 0;
-      if (waitpid(pids[w], &st, WNOHANG) == pids[w]) {
-        statuses[w] = st;
-        --live_children;
-        end_at = now;
-      }
-    }
-  }
-  if (cfg.progress && tty) std::fprintf(stderr, "\n");
-
-  Phase& phase = out->phase;
-  phase = Phase{};
-  phase.name = spec.name;
-  phase.duration_s = static_cast<double>(std::max<int64_t>(0, end_at - t0)) / 1e6;
-  std::string failure;
-  for (int w = 0; w < plan.processes; ++w) {
-    std::string path = tmp + std::to_string(w);
-    Recorder r;
-    if (!WIFEXITED(statuses[w]) || WEXITSTATUS(statuses[w]) != 0 || !r.decode(read_file(path))) {
-      failure = "worker process " + std::to_string(w) + " failed (status " +
-                std::to_string(statuses[w]) + ")";
-    } else {
-      r.merge_into(&phase);
-      out->records.insert(out->records.end(), r.records.begin(), r.records.end());
-    }
-    std::remove(path.c_str());
-  }
-  if (phase.seconds.size() < gauges.size()) phase.seconds.resize(gauges.size());
-  for (size_t s = 0; s < gauges.size(); ++s) {
-    phase.seconds[s].open_sessions = gauges[s].open;
-    phase.seconds[s].waiting = gauges[s].waiting;
-    phase.seconds[s].active = gauges[s].active;
-  }
-  phase.max_open_sessions = max_open;
-  phase.truth = check_truth(out->records, spec.mode == Mode::kHold);
-  phase.visits.unresolved = phase.truth.unresolved;
+  Watch watch = watch_workers(cfg, spec, *ctl, t0, pids);
+  std::string failure = collect_workers(spec, watch, t0, tmp, out);
   munmap(mem, sizeof(Control));
   return failure;
 }

@@ -78,89 +78,102 @@ class Script {
     wd_.stop();
   }
 
+  // Each step says PASS or FAIL; the script stops at the first that fails. (GCC 12: assign
+  // what is awaited, then test it; see docs/loadgen.md.)
   net::awaitable<void> script() {
-    Message m;
-    // Step 1: 20 users enter a room of capacity 10.
+    bool ok = co_await twenty_users_enter();
+    if (!ok) co_return;
+    ok = co_await enter_queued(&me_, "user_10000", 11, "user_10000 enters and is queued at 11");
+    if (!ok) co_return;
+    ok = co_await user_20000_enters_behind();
+    if (!ok) co_return;
+    ok = co_await visitors_leave_one_a_second();
+    if (!ok) co_return;
+    co_await user_10000_is_admitted();
+  }
+
+  // Step 1: 20 users enter a room of capacity 10.
+  net::awaitable<bool> twenty_users_enter() {
     int allowed = 0;
     int queued_right = 0;
-    std::string detail;
     for (int i = 0; i < 20; ++i) {
       auto c = co_await open_socket();
-      if (!c)
-        co_return (void) step("20 users enter", false, "cannot open socket " + std::to_string(i));
+      if (!c) co_return step("20 users enter", false, "cannot open socket " + std::to_string(i));
       std::string user = "user_" + std::to_string(i);
       co_await c->ws_send(seed_ws_message("ENTER", user));
       const char* want = i < 10 ? "ALLOWED" : "QUEUE";
-      bool got = co_await next_of(*c, want, &m);
+      bool got = co_await next_of(*c, want, &m_);
       if (!got) {
-        co_return (void) step("20 users enter", false, user + " did not get " + want);
+        co_return step("20 users enter", false, user + " did not get " + want);
       }
       if (i < 10) ++allowed;
-      if (i >= 10 && m.position == i - 9) ++queued_right;
+      if (i >= 10 && m_.position == i - 9) ++queued_right;
       users_.push_back(std::move(c));
     }
     if (!step("20 users enter a room of capacity 10: the first 10 ALLOWED", allowed == 10,
               std::to_string(allowed) + " allowed"))
-      co_return;
-    if (!step("the next 10 QUEUE at positions 1 to 10", queued_right == 10,
-              std::to_string(queued_right) + " at the right position"))
-      co_return;
+      co_return false;
+    co_return step("the next 10 QUEUE at positions 1 to 10", queued_right == 10,
+                   std::to_string(queued_right) + " at the right position");
+  }
 
-    // Step 2: user_10000 enters and waits at 11.
-    me_ = co_await open_socket();
-    if (!me_) co_return (void) step("user_10000 enters", false, "cannot open socket");
-    co_await me_->ws_send(seed_ws_message("ENTER", "user_10000"));
-    bool ok = co_await next_of(*me_, "QUEUE", &m);
-    if (!step("user_10000 enters and is queued at 11", ok && m.position == 11,
-              "position " + std::to_string(m.position)))
-      co_return;
+  // Steps 2 and 3: `user` opens `*conn`, enters, and checks (as `check`) that it waits at
+  // `position`.
+  net::awaitable<bool> enter_queued(std::unique_ptr<Conn>* conn, const std::string& user,
+                                    int64_t position, const std::string& check) {
+    *conn = co_await open_socket();
+    if (!*conn) co_return step(user + " enters", false, "cannot open socket");
+    co_await (*conn)->ws_send(seed_ws_message("ENTER", user));
+    bool ok = co_await next_of(**conn, "QUEUE", &m_);
+    co_return step(check, ok && m_.position == position, "position " + std::to_string(m_.position));
+  }
 
-    // Step 3: someone else enters; user_10000 keeps its place.
-    other_ = co_await open_socket();
-    if (!other_) co_return (void) step("user_20000 enters", false, "cannot open socket");
-    co_await other_->ws_send(seed_ws_message("ENTER", "user_20000"));
-    ok = co_await next_of(*other_, "QUEUE", &m);
-    if (!step("user_20000 enters behind, at 12", ok && m.position == 12,
-              "position " + std::to_string(m.position)))
-      co_return;
+  // Step 3: someone else enters; user_10000 keeps its place.
+  net::awaitable<bool> user_20000_enters_behind() {
+    bool ok = co_await enter_queued(&other_, "user_20000", 12, "user_20000 enters behind, at 12");
+    if (!ok) co_return false;
     co_await me_->ws_send(seed_ws_message("CHECK_QUEUE_STATUS", "user_10000"));
-    ok = co_await answer(*me_, &m);
-    if (!step("user_10000 keeps position 11 while the line grows", ok && m.position == 11,
-              "position " + std::to_string(m.position)))
-      co_return;
+    ok = co_await answer(*me_, &m_);
+    co_return step("user_10000 keeps position 11 while the line grows", ok && m_.position == 11,
+                   "position " + std::to_string(m_.position));
+  }
 
-    // Step 4: the visitors leave one a second; user_10000 moves up by one each time.
+  // Step 4: the visitors leave one a second; user_10000 moves up by one each time.
+  net::awaitable<bool> visitors_leave_one_a_second() {
     int moved_right = 0;
+    std::string detail;
     for (int i = 0; i < 10; ++i) {
       co_await pause(1000);
       co_await users_[i]->ws_send(seed_ws_message("LEAVE", "user_" + std::to_string(i)));
-      bool next_in = co_await next_of(*users_[10 + i], "ALLOWED", &m);
+      bool next_in = co_await next_of(*users_[10 + i], "ALLOWED", &m_);
       co_await me_->ws_send(seed_ws_message("CHECK_QUEUE_STATUS", "user_10000"));
-      bool asked = co_await answer(*me_, &m);
-      if (next_in && asked && m.position == 10 - i)
+      bool asked = co_await answer(*me_, &m_);
+      if (next_in && asked && m_.position == 10 - i)
         ++moved_right;
       else
-        detail = "after " + std::to_string(i + 1) + " left: position " + std::to_string(m.position);
+        detail =
+            "after " + std::to_string(i + 1) + " left: position " + std::to_string(m_.position);
     }
-    if (!step("visitors leave one a second; user_10000 moves up by one each time",
-              moved_right == 10, detail))
-      co_return;
+    co_return step("visitors leave one a second; user_10000 moves up by one each time",
+                   moved_right == 10, detail);
+  }
 
-    // Step 5: one more leaves; user_10000 is admitted without asking, with a working token.
+  // Step 5: one more leaves; user_10000 is admitted without asking, with a working token.
+  net::awaitable<void> user_10000_is_admitted() {
     co_await users_[10]->ws_send(seed_ws_message("LEAVE", "user_10"));
-    ok = co_await next_of(*me_, "ALLOWED", &m);
-    if (!step("user_10000 is admitted (ALLOWED pushed)", ok && !m.token.empty(),
+    bool ok = co_await next_of(*me_, "ALLOWED", &m_);
+    if (!step("user_10000 is admitted (ALLOWED pushed)", ok && !m_.token.empty(),
               ok ? "token received" : "no ALLOWED"))
       co_return;
     // A plain GET with the cookie the waiting page would set, as nginx's auth_request sends it.
     Reply gate = http_call(cfg_, "GET", "/v1/gate/" + room_, "", false,
-                           "Cookie: anteroom_" + room_ + "=" + m.token + "\r\n");
+                           "Cookie: anteroom_" + room_ + "=" + m_.token + "\r\n");
     step("the gate lets user_10000's token in", gate.status == 204,
          "HTTP " + std::to_string(gate.status));
     co_await other_->ws_send(seed_ws_message("CHECK_QUEUE_STATUS", "user_20000"));
-    ok = co_await answer(*other_, &m);
-    step("user_20000 is now first in line", ok && m.position == 1,
-         "position " + std::to_string(m.position));
+    ok = co_await answer(*other_, &m_);
+    step("user_20000 is now first in line", ok && m_.position == 1,
+         "position " + std::to_string(m_.position));
   }
 
   // The answer to a CHECK_QUEUE_STATUS (pushed QUEUE_STATUS frames are skipped).
@@ -180,6 +193,8 @@ class Script {
   std::vector<std::unique_ptr<Conn>> users_;
   std::unique_ptr<Conn> me_;
   std::unique_ptr<Conn> other_;
+  // The message last read, by any step (a step whose read fails shows the position left here).
+  Message m_;
 };
 
 }  // namespace

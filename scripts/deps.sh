@@ -27,3 +27,6 @@ anteroom_install_deps() {
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
+
+# Run directly (`scripts/deps.sh`) it installs what is missing; sourced, it only defines.
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then anteroom_install_deps; fi

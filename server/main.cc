@@ -3,11 +3,11 @@
 #include <cstdio>
 #include <thread>
 
-#include "storage/persistent_engine.h"
-#include "storage/check_log.h"
 #include "server/app/options.h"
 #include "server/app/secrets.h"
 #include "server/transport/server.h"
+#include "storage/check_log.h"
+#include "storage/persistent_engine.h"
 
 int main(int argc, char** argv) {
   using namespace anteroom;

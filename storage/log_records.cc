@@ -65,7 +65,6 @@ class In {
   size_t pos_ = 0;
 };
 
-
 void put_room_config(std::string* p, const RoomConfig& c) {
   for (uint64_t v :
        {uint64_t{c.capacity}, uint64_t{static_cast<uint8_t>(c.admission)},
@@ -200,8 +199,8 @@ std::optional<Any> parse_room_put(In& in) {
   RoomPut r;
   uint8_t admission = 0;
   RoomConfig& c = r.config;
-  if (!in.string(&r.room) || !in.number(&c.capacity) || !in.number(&admission) ||
-      admission > 1 || !in.number(&c.admit_per_second) || !in.number(&c.allowed_ttl_seconds) ||
+  if (!in.string(&r.room) || !in.number(&c.capacity) || !in.number(&admission) || admission > 1 ||
+      !in.number(&c.admit_per_second) || !in.number(&c.allowed_ttl_seconds) ||
       !in.number(&c.session_ttl_seconds) || !in.number(&c.heartbeat_timeout_seconds) ||
       !in.varint(&c.max_waiting)) {
     return std::nullopt;
@@ -218,9 +217,8 @@ std::optional<Any> parse_room_delete(In& in) {
 
 std::optional<Any> parse_join(In& in) {
   Join j;
-  if (!in.string(&j.room) || !in.varint(&j.seq) || !in.number(&j.tag[0]) ||
-      !in.number(&j.tag[1]) || !in.number(&j.tag[2]) || !in.string(&j.user) ||
-      !in.signed_number(&j.wall_ms)) {
+  if (!in.string(&j.room) || !in.varint(&j.seq) || !in.number(&j.tag[0]) || !in.number(&j.tag[1]) ||
+      !in.number(&j.tag[2]) || !in.string(&j.user) || !in.signed_number(&j.wall_ms)) {
     return std::nullopt;
   }
   return j;
@@ -273,10 +271,9 @@ std::optional<Any> parse_clear_seqs(In& in) {
 }
 
 using Parser = std::optional<Any> (*)(In&);
-constexpr Parser kParsers[] = {nullptr,        parse_meta,           parse_room_put,
-                               parse_room_delete, parse_join,        parse_state,
-                               parse_clear,    parse_snapshot_begin, parse_snapshot_end,
-                               parse_clear_seqs};
+constexpr Parser kParsers[] = {
+    nullptr,     parse_meta,  parse_room_put,       parse_room_delete,  parse_join,
+    parse_state, parse_clear, parse_snapshot_begin, parse_snapshot_end, parse_clear_seqs};
 
 }  // namespace
 

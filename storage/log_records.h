@@ -23,14 +23,14 @@
 #include <variant>
 #include <vector>
 
-#include "storage/log_format.h"
 #include "engine/journal.h"
 #include "engine/model.h"
 #include "engine/status.h"
+#include "storage/log_format.h"
 
 namespace anteroom::logrec {
 
-constexpr uint32_t kVersion = 2;     // what this build writes
+constexpr uint32_t kVersion = 2;        // what this build writes
 constexpr uint32_t kOldestVersion = 1;  // the oldest it reads
 
 struct Meta {

@@ -242,8 +242,9 @@ void LogWriter::write_batch(std::unique_lock<std::mutex>& lock,
     stats_.bytes += batch.size();
   }
   if (!ok) {
-    error_ = Status(Code::kUnavailable, "the log could not be written or synced: " +
-                                            std::error_code(err, std::generic_category()).message());
+    error_ =
+        Status(Code::kUnavailable, "the log could not be written or synced: " +
+                                       std::error_code(err, std::generic_category()).message());
     std::fprintf(stderr, "anteroom: %s (%s); no more joins are acknowledged\n",
                  error_.message().c_str(), path_.c_str());
   } else if (sync_now) {

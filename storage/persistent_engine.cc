@@ -36,8 +36,7 @@ class PersistentEngine final : private LogParts, public ForwardingEngine {
                    std::array<uint64_t, 2> key, int64_t engine_minus_wall_ms)
       : LogParts(std::move(parts)),
         ForwardingEngine(std::move(inner)),
-        snapshots_(this->inner(), *log, o.dir, key, engine_minus_wall_ms,
-                   o.snapshot_after_bytes) {}
+        snapshots_(this->inner(), *log, o.dir, key, engine_minus_wall_ms, o.snapshot_after_bytes) {}
 
   Result<JoinResult> join(std::string_view room, std::string_view user) override {
     if (Status st = log->health(); !st.is_ok()) return st;

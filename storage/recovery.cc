@@ -96,8 +96,8 @@ Status take(const logfmt::Record& rec, const std::string& data, const std::strin
   if (!any.is_ok()) return Status(Code::kInvalidArgument, where + any.status().message());
   if (std::holds_alternative<SnapshotBegin>(any.value())) *snapshot_begin = rec.offset;
   if (const auto* end = std::get_if<SnapshotEnd>(&any.value())) {
-    if (!*snapshot_begin || logfmt::crc32c(data.data() + **snapshot_begin,
-                                           rec.offset - **snapshot_begin) != end->crc) {
+    if (!*snapshot_begin ||
+        logfmt::crc32c(data.data() + **snapshot_begin, rec.offset - **snapshot_begin) != end->crc) {
       return Status(Code::kUnavailable, where + "the snapshot ending at offset " +
                                             std::to_string(rec.offset) +
                                             " does not match its checksum");
@@ -105,11 +105,10 @@ Status take(const logfmt::Record& rec, const std::string& data, const std::strin
   }
   out->apply(any.value());
   if (out->version() < kOldestVersion || out->version() > kVersion) {
-    return Status(Code::kUnavailable, where + "written in log format version " +
-                                          std::to_string(out->version()) +
-                                          ", this anteroom reads versions " +
-                                          std::to_string(kOldestVersion) + " to " +
-                                          std::to_string(kVersion));
+    return Status(Code::kUnavailable,
+                  where + "written in log format version " + std::to_string(out->version()) +
+                      ", this anteroom reads versions " + std::to_string(kOldestVersion) + " to " +
+                      std::to_string(kVersion));
   }
   return Status::ok();
 }

@@ -58,13 +58,12 @@ std::string Snapshotter::encode_state(uint64_t* tickets) const {
       encode(Join{room.name, t.seq, t.tag, t.user, 0}, &out);
       const int64_t admitted_wall = t.admitted_at_ms - engine_minus_wall_ms_;
       if (holds_slot(t.state)) {
-        encode(StateChange{room.name, t.seq, TicketState::kAllowed, EndReason::kNone,
-                           admitted_wall},
-               &out);
+        encode(
+            StateChange{room.name, t.seq, TicketState::kAllowed, EndReason::kNone, admitted_wall},
+            &out);
       }
       if (t.state == TicketState::kActive) {
-        encode(StateChange{room.name, t.seq, TicketState::kActive, EndReason::kNone,
-                           admitted_wall},
+        encode(StateChange{room.name, t.seq, TicketState::kActive, EndReason::kNone, admitted_wall},
                &out);
       }
       ++*tickets;

@@ -22,8 +22,8 @@ class Snapshotter {
  public:
   // `engine` and `log` outlive this. `after_bytes`: start one by itself (maybe_start) once
   // the log is larger than this and than twice its size after the last one; 0 = never.
-  Snapshotter(const Engine& engine, LogWriter& log, std::string dir,
-              std::array<uint64_t, 2> id_key, int64_t engine_minus_wall_ms, uint64_t after_bytes);
+  Snapshotter(const Engine& engine, LogWriter& log, std::string dir, std::array<uint64_t, 2> id_key,
+              int64_t engine_minus_wall_ms, uint64_t after_bytes);
   ~Snapshotter();  // waits for a snapshot still running
   Snapshotter(const Snapshotter&) = delete;
   Snapshotter& operator=(const Snapshotter&) = delete;

@@ -8,8 +8,8 @@
 
 #include <atomic>
 #include <boost/json/object.hpp>
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>

@@ -94,8 +94,8 @@ void PushHub::flush(const Engine& engine) {
       if (room.counts_dirty) {
         // Under mu_: a registry lookup and a few relaxed loads, no lock of the engine's.
         if (auto info = engine.room_info(name); info.is_ok()) {
-          message = std::make_shared<const std::string>(visitor_count(
-              info->counters.active, info->counters.waiting, info->config.capacity));
+          message = std::make_shared<const std::string>(
+              visitor_count(info->counters.active, info->counters.waiting, info->config.capacity));
         }
       }
       for (auto& [ptr, entry] : room.streams) {

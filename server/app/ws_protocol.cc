@@ -11,7 +11,7 @@ namespace json = boost::json;
 // Seed 000's texts, kept in Korean so its client shows what it always showed.
 constexpr const char* kAllowedText = "입장이 허용되었습니다!";  // "You may enter!"
 constexpr const char* kQueuedText =
-    "대기열에 추가되었습니다. 순서를 기다려 주세요.";  // "Added to the line. Please wait."
+    "대기열에 추가되었습니다. 순서를 기다려 주세요.";          // "Added to the line. Please wait."
 constexpr const char* kAllowedNow = "입장이 허용되었습니다.";  // "Entry allowed."
 constexpr const char* kNotInLine = "대기열에서 찾을 수 없습니다.";  // "Not found in the line."
 std::string place_text(uint64_t position) {

@@ -24,7 +24,8 @@ void fail(const boost::system::error_code& ec, const char* what) {
   const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                           std::chrono::steady_clock::now().time_since_epoch())
                           .count();
-  if (second.exchange(now, std::memory_order_relaxed) != now) lines.store(0, std::memory_order_relaxed);
+  if (second.exchange(now, std::memory_order_relaxed) != now)
+    lines.store(0, std::memory_order_relaxed);
   if (lines.fetch_add(1, std::memory_order_relaxed) >= kLinesPerSecond) {
     dropped.fetch_add(1, std::memory_order_relaxed);
     return;

@@ -6,11 +6,11 @@
 #include <thread>
 #include <vector>
 
+#include "server/app/token.h"
 #include "server/transport/beast.h"
 #include "server/transport/context.h"
 #include "server/transport/listener.h"
 #include "server/transport/sessions.h"
-#include "server/app/token.h"
 
 namespace anteroom {
 

@@ -56,8 +56,8 @@ TEST_P(JournalTest, TellsExpiriesWithTheirReason) {
   for (const auto& ch : journal_.changes())
     if (ch.kind == Kind::kExpire) expired.emplace_back(ch.seq, ch.reason);
   std::sort(expired.begin(), expired.end());
-  EXPECT_EQ(expired, (std::vector<std::pair<uint64_t, EndReason>>{
-                         {0, EndReason::kAllowedUnused}, {1, EndReason::kAbandoned}}));
+  EXPECT_EQ(expired, (std::vector<std::pair<uint64_t, EndReason>>{{0, EndReason::kAllowedUnused},
+                                                                  {1, EndReason::kAbandoned}}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Every, JournalTest, ::testing::ValuesIn(engine_kinds()), kind_name);

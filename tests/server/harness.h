@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 
-#include "server/transport/beast.h"
 #include "server/app/options.h"
+#include "server/transport/beast.h"
 #include "server/transport/server.h"
 
 namespace anteroom::testing {

@@ -13,9 +13,9 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/ticket_id.h"
 #include "storage/log_records.h"
 #include "storage/recovery.h"
-#include "engine/ticket_id.h"
 #include "tests/storage/storage_fixture.h"
 
 namespace anteroom {

@@ -122,7 +122,8 @@ uint64_t MutexRoom::budget(bool rate_capped) {
   uint32_t aps = config.admit_per_second;
   if (rate_capped && aps != 0) {
     int64_t now = env_.clock.now_ms();
-    tokens_ = std::min<double>(aps, tokens_ + static_cast<double>(now - tokens_at_ms_) / 1000.0 * aps);
+    tokens_ =
+        std::min<double>(aps, tokens_ + static_cast<double>(now - tokens_at_ms_) / 1000.0 * aps);
     tokens_at_ms_ = now;
     b = std::min<uint64_t>(b, static_cast<uint64_t>(std::floor(tokens_)));
   }

@@ -29,9 +29,9 @@ struct MutexTicket {
 // What a room needs from its engine.
 struct MutexEnv {
   const Clock& clock;
-  Journal* journal;                        // may be null
-  std::function<void(Event&&)> emit;       // push hints
-  uint64_t admitted_total = 0;             // engine-wide, only grows
+  Journal* journal;                         // may be null
+  std::function<void(Event&&)> emit;        // push hints
+  uint64_t admitted_total = 0;              // engine-wide, only grows
   std::array<uint64_t, 6> expired_total{};  // by EndReason
 };
 

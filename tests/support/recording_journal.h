@@ -27,8 +27,12 @@ class RecordingJournal final : public Journal {
   uint64_t record(const Change& c) override {
     if (hook) hook(c);
     std::lock_guard lock(mu_);
-    changes_.push_back(RecordedChange{c.kind, std::string(c.room), c.seq, std::string(c.user),
-                                      c.reason, {c.seqs.begin(), c.seqs.end()}});
+    changes_.push_back(RecordedChange{c.kind,
+                                      std::string(c.room),
+                                      c.seq,
+                                      std::string(c.user),
+                                      c.reason,
+                                      {c.seqs.begin(), c.seqs.end()}});
     return 0;
   }
   std::vector<RecordedChange> changes() const {

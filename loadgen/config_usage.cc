@@ -1,0 +1,50 @@
+// What --help prints (usage() in config.h): every scenario and every option parse_config
+// takes, with its default.
+#include "loadgen/config.h"
+
+namespace anteroom::loadgen {
+
+std::string usage() {
+  return R"(anteroom-loadgen SCENARIO [options]: drives anteroom the way real visitors do.
+
+Scenarios (docs/loadgen.md):
+  seed-visit  seed 000's scripted WebSocket visit; PASS or FAIL for every step
+  surge       --users N arrive at once (or at --arrival-rate) and go through the whole visit
+  scheduled   seed 001: an auto room admitting --admit-per-second each second; visitors on SSE
+  protect     a demo origin with --origin-capacity, hit directly and then through anteroom
+  hold        open --users SSE or WebSocket sessions, keep them, measure memory per session
+              (--server-pid) and how long one change takes to reach every session
+  closed      closed model: --connections busy keep-alive connections repeating GET --target
+              path for --duration seconds (like wrk)
+  origin      run only the demo origin on --origin-port (for trying things by hand)
+
+Target and room:
+  --target HOST:PORT[/path]  the server (default 127.0.0.1:8080; loopback only)
+  --admin-key KEY            to create the room (or ANTEROOM_ADMIN_KEY)
+  --room NAME                default: a fresh room lg-<scenario>-<random>, deleted afterwards
+  --keep-room                leave the room in place after the run
+  --capacity N  --admit-per-second N  --heartbeat-timeout S  --allowed-ttl S  --session-ttl S
+Visitors:
+  --users N                  how many (surge 1000, seed-visit 20)
+  --transport poll|sse|ws    how they wait (surge poll, scheduled and hold sse)
+  --arrival-rate R           per second; 0 (default) = all at once
+  --stay S                   admitted visitors stay S seconds on average (0.5x-1.5x), then leave
+  --abandon F                share who give up while waiting, closing the tab (default 0.02)
+  --patience S               abandoners give up at a random moment within S seconds (10)
+  --use gate|verify          how the admission is used (default gate)
+  --ws-check S               WebSocket visitors send CHECK_QUEUE_STATUS every S seconds (5)
+protect:  --origin-capacity N (50)  --origin-service-ms MS (200)  --origin-port P
+hold:     --server-pid PID  --duration S (how long to hold, 5)
+closed:   --connections N (100)  --duration S (10)
+Machinery:
+  --threads N      per process (default: cores)      --timeout S   per request (30)
+  --processes N    default: one per 18,000 sessions  --sources N   127.0.0.x source addresses
+                                                      (default: one per 25,000 sessions)
+  --out PREFIX     writes PREFIX.json, PREFIX.md, PREFIX.html
+                   (default results/runs/<scenario>-<users>-<transport>)
+  --seed N  --quiet
+Exit status: 0 every check passed, 1 a check failed, 2 bad usage or the run could not start.
+)";
+}
+
+}  // namespace anteroom::loadgen
