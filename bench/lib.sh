@@ -1,6 +1,26 @@
 # Shared by the benchmark scripts (source it): ports, and nginx answering a fixed 200, the
 # anchor the server and the loadgen are compared with.
 
+# bench_workdir: $work, a fresh temporary directory, and $pids, background processes the
+# script starts; on exit both are cleaned up (the processes killed, the directory removed).
+bench_workdir() {
+  work=$(mktemp -d)
+  pids=()
+  trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+}
+
+# wrk_summary WRK_OUTPUT: "rps p50 p99 errors" from `wrk --latency` output (errors: socket
+# errors plus non-2xx answers).
+wrk_summary() {
+  local out=$1 rps p50 p99 errs non2xx
+  rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
+  p50=$(awk '$1=="50%" {print $2}' <<<"$out")
+  p99=$(awk '$1=="99%" {print $2}' <<<"$out")
+  errs=$(awk '/Socket errors/ {gsub(",",""); print $4+$6+$8+$10}' <<<"$out")
+  non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
+  echo "${rps:-0} ${p50:-?} ${p99:-?} $(( ${errs:-0} + ${non2xx:-0} ))"
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; exit 1; }
 

@@ -11,11 +11,8 @@ ROUNDS=${3:-3}
 CONNS=200
 THREADS=2
 OUT=results/loadgen-efficiency.md
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
 source bench/lib.sh
+bench_workdir
 N=$(free_port)
 nginx_fixed_200 "$work" "$N"
 

@@ -11,11 +11,8 @@ LG=${1:-build/loadgen/anteroom-loadgen}
 CONNS=${2:-30000}
 SECS=${3:-10}
 OUT=results/loadgen-fanout.md
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
 source bench/lib.sh
+bench_workdir
 N=$(free_port)
 nginx_fixed_200 "$work" "$N" 2 19000 "reuseport backlog=8192"
 mkdir -p results/runs

@@ -13,8 +13,7 @@ work=$(mktemp -d /tmp/anteroom-persist-bench.XXXXXX)
 pid=""
 cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; exit 1; }
+source bench/lib.sh
 printf 'wrk.method = "POST"\n' >"$work/join.lua"
 
 measure() {  # mode -> "rps p50 p99 errors"
@@ -31,13 +30,7 @@ measure() {  # mode -> "rps p50 p99 errors"
   local out
   out=$(wrk -t2 -c200 -d"${SECS}s" --latency -s "$work/join.lua" "http://127.0.0.1:$port/v1/rooms/bench/tickets")
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
-  local rps p50 p99 errs non2xx
-  rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
-  p50=$(awk '$1=="50%" {print $2}' <<<"$out")
-  p99=$(awk '$1=="99%" {print $2}' <<<"$out")
-  errs=$(awk '/Socket errors/ {gsub(",",""); print $4+$6+$8+$10}' <<<"$out")
-  non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
-  echo "${rps:-0} ${p50:-?} ${p99:-?} $(( ${errs:-0} + ${non2xx:-0} ))"
+  wrk_summary "$out"
 }
 
 # Each mode is paired with a persistence-off run right before it (this machine's speed

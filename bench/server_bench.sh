@@ -7,11 +7,8 @@ cd "$(dirname "$0")/.."
 BIN=${1:-build/server/anteroom}
 SECS=${2:-10}
 OUT=results/server.md
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
 source bench/lib.sh
+bench_workdir
 
 N=$(free_port); A=$(free_port); KEY=bench-key
 nginx_fixed_200 "$work" "$N"
@@ -44,13 +41,7 @@ run() {  # name, wrk args...: prints "name rps p50 p99 errors"
   local out
   out=$(wrk -t2 -c200 -d"${SECS}s" --latency "$@")
   echo "$out" >"$work/$name.txt"
-  local rps p50 p99 errs non2xx
-  rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
-  p50=$(awk '$1=="50%" {print $2}' <<<"$out")
-  p99=$(awk '$1=="99%" {print $2}' <<<"$out")
-  errs=$(awk '/Socket errors/ {gsub(",",""); print $4+$6+$8+$10}' <<<"$out")
-  non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
-  echo "$name ${rps:-0} ${p50:-?} ${p99:-?} $(( ${errs:-0} + ${non2xx:-0} ))"
+  echo "$name $(wrk_summary "$out")"
 }
 one=$(head -1 "$work/ids")
 # Each anteroom run is paired with nginx under the identical wrk invocation (same script,

@@ -83,9 +83,7 @@ class ShardedEngine final : public Engine {
   }
 
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view name) const override {
-    const Room* r = registry_.find(name);
-    if (r == nullptr) return no_room(name);
-    return r->export_live();
+    return in_room(name, [&](Room& r) { return r.export_live(); });
   }
 
   Result<RoomInfo> room_info(std::string_view name) const override {
@@ -126,42 +124,30 @@ class ShardedEngine final : public Engine {
   }
 
   Result<uint64_t> admit(std::string_view name, uint64_t count) override {
-    Room* r = registry_.find(name);
-    if (r == nullptr) return no_room(name);
-    return r->admit(count);
+    return in_room(name, [&](Room& r) { return r.admit(count); });
   }
 
   Result<uint64_t> clear(std::string_view name) override {
-    Room* r = registry_.find(name);
-    if (r == nullptr) return no_room(name);
-    return r->clear();
+    return in_room(name, [&](Room& r) { return r.clear(); });
   }
 
   Result<JoinResult> join(std::string_view name, std::string_view user) override {
     if (!user.empty() && !valid_user(user)) {
       return Status(Code::kInvalidArgument, "user must be 1-128 bytes with no control characters");
     }
-    Room* r = registry_.find(name);
-    if (r == nullptr) return no_room(name);
-    return r->join(user);
+    return in_room(name, [&](Room& r) { return r.join(user); });
   }
 
   Result<TicketView> status(std::string_view name, std::string_view ticket) override {
-    Room* r = registry_.find(name);
-    if (r == nullptr) return no_room(name);
-    return r->status(ticket, true);
+    return in_room(name, [&](Room& r) { return r.status(ticket, true); });
   }
 
   Result<TicketView> peek(std::string_view name, std::string_view ticket) const override {
-    Room* r = registry_.find(name);
-    if (r == nullptr) return no_room(name);
-    return r->status(ticket, false);
+    return in_room(name, [&](Room& r) { return r.status(ticket, false); });
   }
 
   Result<TicketDetail> describe(std::string_view name, std::string_view ticket) const override {
-    const Room* r = registry_.find(name);
-    if (r == nullptr) return no_room(name);
-    return r->describe(ticket);
+    return in_room(name, [&](Room& r) { return r.describe(ticket); });
   }
 
   Status heartbeat(std::string_view name, std::string_view ticket) override {
@@ -169,15 +155,11 @@ class ShardedEngine final : public Engine {
   }
 
   Result<TicketView> leave(std::string_view name, std::string_view ticket) override {
-    Room* r = registry_.find(name);
-    if (r == nullptr) return no_room(name);
-    return r->leave(ticket);
+    return in_room(name, [&](Room& r) { return r.leave(ticket); });
   }
 
   Result<TicketDetail> activate(std::string_view name, std::string_view ticket) override {
-    Room* r = registry_.find(name);
-    if (r == nullptr) return no_room(name);
-    return r->activate(ticket);
+    return in_room(name, [&](Room& r) { return r.activate(ticket); });
   }
 
   unsigned shard_count() const override { return static_cast<unsigned>(shards_.size()); }
@@ -237,6 +219,23 @@ class ShardedEngine final : public Engine {
     auto room = std::make_unique<Room>(std::string(name), config, env_, *shards_[shard]);
     room->set_shard(shard);
     return room;
+  }
+
+  // f(room) for the room named `name`, or room_not_found.
+  template <typename T>
+  struct AsResult {
+    using type = Result<T>;
+  };
+  template <typename T>
+  struct AsResult<Result<T>> {
+    using type = Result<T>;
+  };
+  template <typename F>
+  auto in_room(std::string_view name, F&& f) const ->
+      typename AsResult<decltype(f(std::declval<Room&>()))>::type {
+    Room* r = registry_.find(name);
+    if (r == nullptr) return no_room(name);
+    return f(*r);
   }
 
   // Caller holds admin_ and checked the room limit.

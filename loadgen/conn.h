@@ -82,6 +82,8 @@ class Conn {
 
  private:
   friend class Watchdog;
+  // The longest body, SSE event or WebSocket message accepted (conn.cc, conn_streams.cc).
+  static constexpr size_t kMaxBody = size_t{4} * 1024 * 1024;
   net::awaitable<Fail> fill();    // reads more bytes into the buffer
   net::awaitable<Fail> reopen();  // connects again to the same place if it was closed
   net::awaitable<Fail> write_all(std::string_view bytes);

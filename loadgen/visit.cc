@@ -1,3 +1,6 @@
+// The visit's shared parts: arriving on time, the bookkeeping every transport does, one
+// checked HTTP exchange, using the admission, and the entry points visit() and
+// closed_loop(). Each transport's joining and waiting is in visit_http.cc or visit_ws.cc.
 #include "loadgen/visit.h"
 
 #include <algorithm>
@@ -6,6 +9,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 #include <chrono>
+#include <memory>
+
+#include "loadgen/visitor.h"
 
 namespace anteroom::loadgen {
 
@@ -60,6 +66,8 @@ double unit(uint64_t seed, uint64_t index, uint64_t salt) {
   return static_cast<double>(mix(seed ^ mix(index * 8 + salt)) >> 11) * 0x1.0p-53;
 }
 
+}  // namespace
+
 net::awaitable<void> sleep_until(net::steady_timer& timer, int64_t at_us) {
   int64_t d = at_us - now_us();
   if (d <= 0) co_return;
@@ -75,446 +83,188 @@ ErrorKind http_error(int status) {
 
 bool holds_slot(const std::string& s) { return s == "ALLOWED" || s == "ACTIVE"; }
 
-class Visitor {
- public:
-  Visitor(ThreadCtx& t, uint64_t index, VisitorRecord& r)
-      : t_(t),
-        cfg_(*t.plan.cfg),
-        index_(index),
-        r_(r),
-        conn_(t.io, t.watchdog, &t.live.open),
-        timer_(t.io) {
-    abandoner_ = t.plan.mode == Mode::kVisit && unit(cfg_.seed, index, 1) < cfg_.abandon;
-    stay_us_ = static_cast<int64_t>(cfg_.stay_s * 1e6 * (0.5 + unit(cfg_.seed, index, 2)));
-    user_ = "lg" + std::to_string(index);
-    const std::string& room = t.plan.room;
-    base_ = "/v1/rooms/" + room;
-    host_ = "\r\nHost: " + t.plan.host + "\r\n";
-    conn_.set_timeout(timeout());
-  }
+Visitor::Visitor(ThreadCtx& t, uint64_t index, VisitorRecord& r)
+    : t_(t),
+      cfg_(*t.plan.cfg),
+      index_(index),
+      r_(r),
+      conn_(t.io, t.watchdog, &t.live.open),
+      timer_(t.io) {
+  abandoner_ = t.plan.mode == Mode::kVisit && unit(cfg_.seed, index, 1) < cfg_.abandon;
+  stay_us_ = static_cast<int64_t>(cfg_.stay_s * 1e6 * (0.5 + unit(cfg_.seed, index, 2)));
+  user_ = "lg" + std::to_string(index);
+  const std::string& room = t.plan.room;
+  base_ = "/v1/rooms/" + room;
+  host_ = "\r\nHost: " + t.plan.host + "\r\n";
+  conn_.set_timeout(timeout());
+}
 
-  net::awaitable<void> run() {
-    co_await sleep_until(timer_, r_.due_us);
-    if (t_.plan.mode == Mode::kDirect) {
-      co_await direct();
-    } else if (Fail f = co_await conn_.connect(t_.plan.target, source())) {
-      fail(*f);
-    } else if (cfg_.transport == Transport::kWs) {
-      co_await run_ws();
-    } else {
-      co_await run_http();
-    }
-    conn_.close();
-    set_waiting(false);
-    set_active(false);
-    t_.live.finished.fetch_add(1, std::memory_order_relaxed);
+net::awaitable<void> Visitor::run() {
+  co_await sleep_until(timer_, r_.due_us);
+  if (t_.plan.mode == Mode::kDirect) {
+    co_await direct();
+  } else if (Fail f = co_await conn_.connect(t_.plan.target, source())) {
+    fail(*f);
+  } else if (cfg_.transport == Transport::kWs) {
+    co_await run_ws();
+  } else {
+    co_await run_http();
   }
+  conn_.close();
+  set_waiting(false);
+  set_active(false);
+  t_.live.finished.fetch_add(1, std::memory_order_relaxed);
+}
 
- private:
-  int64_t timeout() const { return static_cast<int64_t>(cfg_.timeout_s * 1e6); }
-  net::ip::address source() const {
-    const auto& s = t_.plan.sources;
-    return s.empty() ? net::ip::address() : s[index_ % s.size()];
-  }
+void Visitor::fail(ErrorKind kind) {
+  t_.rec.error(kind, now_us());
+  t_.live.errors.fetch_add(1, std::memory_order_relaxed);
+  r_.outcome = Outcome::kFailed;
+  ++t_.rec.visits.failed;
+}
 
-  void fail(ErrorKind kind) {
-    t_.rec.error(kind, now_us());
-    t_.live.errors.fetch_add(1, std::memory_order_relaxed);
-    r_.outcome = Outcome::kFailed;
-    ++t_.rec.visits.failed;
-  }
-  void end(Outcome o) {
-    r_.outcome = o;
-    if (o == Outcome::kAbandoned) ++t_.rec.visits.abandoned;
-    if (o == Outcome::kExpired) ++t_.rec.visits.expired;
-    if (o == Outcome::kLeft) ++t_.rec.visits.left;
-  }
-  void set_waiting(bool on) {
-    if (on != waiting_) t_.live.waiting.fetch_add(on ? 1 : -1, std::memory_order_relaxed);
-    waiting_ = on;
-  }
-  void set_active(bool on) {
-    if (on != active_) t_.live.active.fetch_add(on ? 1 : -1, std::memory_order_relaxed);
-    active_ = on;
-  }
+void Visitor::end(Outcome o) {
+  r_.outcome = o;
+  if (o == Outcome::kAbandoned) ++t_.rec.visits.abandoned;
+  if (o == Outcome::kExpired) ++t_.rec.visits.expired;
+  if (o == Outcome::kLeft) ++t_.rec.visits.left;
+}
 
-  // Everything a status answer or frame says about order and progress. `asked_at` is when the
-  // request it answers was sent (0 for pushed frames, which prove nothing about time).
-  void note(const Message& m, int64_t asked_at) {
-    if (m.status == "WAITING") {
-      if (last_position_ >= 0 && m.position > last_position_) r_.position_grew = true;
-      if (m.position >= 0) last_position_ = m.position;
-      if (asked_at != 0) r_.last_waiting_sent_us = std::max(r_.last_waiting_sent_us, asked_at);
-      set_waiting(true);
-      return;
-    }
-    set_waiting(false);
-    if (holds_slot(m.status) && r_.allowed_seen_us == 0) {
-      int64_t now = now_us();
-      r_.allowed_seen_us = now;
-      t_.rec.admitted(r_.due_us, now);
-      ++t_.rec.visits.admitted;
-      t_.live.admitted.fetch_add(1, std::memory_order_relaxed);
-      set_active(true);
-      if (!m.token.empty()) token_ = m.token;
-    }
-  }
+void Visitor::set_waiting(bool on) {
+  if (on != waiting_) t_.live.waiting.fetch_add(on ? 1 : -1, std::memory_order_relaxed);
+  waiting_ = on;
+}
 
-  void joined(const Message& m, int64_t sent) {
+void Visitor::set_active(bool on) {
+  if (on != active_) t_.live.active.fetch_add(on ? 1 : -1, std::memory_order_relaxed);
+  active_ = on;
+}
+
+void Visitor::note(const Message& m, int64_t asked_at) {
+  if (m.status == "WAITING") {
+    if (last_position_ >= 0 && m.position > last_position_) r_.position_grew = true;
+    if (m.position >= 0) last_position_ = m.position;
+    if (asked_at != 0) r_.last_waiting_sent_us = std::max(r_.last_waiting_sent_us, asked_at);
+    set_waiting(true);
+    return;
+  }
+  set_waiting(false);
+  if (holds_slot(m.status) && r_.allowed_seen_us == 0) {
     int64_t now = now_us();
-    r_.join_sent_us = sent;
-    r_.join_acked_us = now;
-    r_.seq = m.seq;
-    r_.first_position = m.position > 0 ? static_cast<uint64_t>(m.position) : 0;
-    ticket_ = m.ticket;
-    ++t_.rec.visits.joined;
-    t_.live.joined.fetch_add(1, std::memory_order_relaxed);
-    abandon_at_ = now + static_cast<int64_t>(cfg_.patience_s * 1e6 * unit(cfg_.seed, index_, 3));
+    r_.allowed_seen_us = now;
+    t_.rec.admitted(r_.due_us, now);
+    ++t_.rec.visits.admitted;
+    t_.live.admitted.fetch_add(1, std::memory_order_relaxed);
+    set_active(true);
+    if (!m.token.empty()) token_ = m.token;
   }
+}
 
-  // One HTTP exchange that must answer `want`; parses the body into `m` when asked.
-  net::awaitable<bool> call(Conn& c, const std::string& req, RequestKind kind, int64_t due,
-                            int want, Message* m, int64_t* sent_out = nullptr) {
-    int64_t sent = now_us();
-    if (sent_out != nullptr) *sent_out = sent;
-    HttpResponse resp;
-    if (Fail f = co_await c.exchange(req, &resp)) {
-      fail(*f);
-      co_return false;
-    }
-    int64_t done = now_us();
-    if (resp.status != want && !(want == 201 && resp.status == 200)) {
-      fail(http_error(resp.status));
-      co_return false;
-    }
-    if (m != nullptr && (!parse_message(resp.body, m) || (m->status.empty() && m->type.empty()))) {
-      fail(ErrorKind::kProtocol);
-      co_return false;
-    }
-    t_.rec.request(kind, due, done);
-    co_return true;
+void Visitor::joined(const Message& m, int64_t sent) {
+  int64_t now = now_us();
+  r_.join_sent_us = sent;
+  r_.join_acked_us = now;
+  r_.seq = m.seq;
+  r_.first_position = m.position > 0 ? static_cast<uint64_t>(m.position) : 0;
+  ticket_ = m.ticket;
+  ++t_.rec.visits.joined;
+  t_.live.joined.fetch_add(1, std::memory_order_relaxed);
+  abandon_at_ = now + static_cast<int64_t>(cfg_.patience_s * 1e6 * unit(cfg_.seed, index_, 3));
+}
+
+net::awaitable<bool> Visitor::call(Conn& c, const std::string& req, RequestKind kind, int64_t due,
+                                   int want, Message* m, int64_t* sent_out) {
+  int64_t sent = now_us();
+  if (sent_out != nullptr) *sent_out = sent;
+  HttpResponse resp;
+  if (Fail f = co_await c.exchange(req, &resp)) {
+    fail(*f);
+    co_return false;
   }
-
-  net::awaitable<void> run_http() {
-    std::string body = R"({"user":")" + user_ + "\"}";
-    std::string join =
-        "POST " + base_ + "/tickets HTTP/1.1" + host_ +
-        "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-        "\r\n\r\n" + body;
-    Message m;
-    int64_t sent = 0;
-    bool ok = co_await call(conn_, join, RequestKind::kJoin, r_.due_us, 201, &m, &sent);
-    if (!ok) co_return;
-    joined(m, sent);
-    note(m, sent);
-    bool go_on = false;
-    if (cfg_.transport == Transport::kPoll) {
-      go_on = co_await wait_poll(&m);
-    } else {
-      go_on = co_await wait_sse(&m);
-    }
-    if (go_on) co_await after_wait(m);
+  int64_t done = now_us();
+  if (resp.status != want && !(want == 201 && resp.status == 200)) {
+    fail(http_error(resp.status));
+    co_return false;
   }
-
-  net::awaitable<bool> wait_poll(Message* m) {
-    std::string req = "GET " + base_ + "/tickets/" + ticket_ + " HTTP/1.1" + host_ + "\r\n";
-    while (m->status == "WAITING") {
-      int64_t pause = (m->poll_after_ms >= 0 ? m->poll_after_ms : 1000) * 1000;
-      int64_t due = now_us() + pause;
-      if (abandoner_ && due >= abandon_at_) {
-        co_await sleep_until(timer_, abandon_at_);
-        conn_.close();  // the tab is closed: no leave, the server finds out by itself
-        end(Outcome::kAbandoned);
-        co_return false;
-      }
-      co_await sleep_until(timer_, due);
-      int64_t sent = 0;
-      bool ok = co_await call(conn_, req, RequestKind::kStatus, due, 200, m, &sent);
-      if (!ok) co_return false;
-      note(*m, sent);
-    }
-    co_return true;
+  if (m != nullptr && (!parse_message(resp.body, m) || (m->status.empty() && m->type.empty()))) {
+    fail(ErrorKind::kProtocol);
+    co_return false;
   }
+  t_.rec.request(kind, due, done);
+  co_return true;
+}
 
-  net::awaitable<bool> wait_sse(Message* m) {
-    if (m->status != "WAITING") co_return true;
-    std::string req = "GET " + base_ + "/tickets/" + ticket_ + "/events HTTP/1.1" + host_ +
-                      "Accept: text/event-stream\r\n\r\n";
-    int64_t sent = now_us();
-    int status = 0;
-    if (Fail f = co_await conn_.sse_open(req, &status)) {
-      fail(*f);
-      co_return false;
-    }
-    if (status != 200) {
-      fail(http_error(status));
-      co_return false;
-    }
-    bool first = true;
-    std::string data;
-    for (;;) {
-      int64_t now = now_us();
-      if (held_) {
-        conn_.set_timeout(0);  // hold: the coordinator ends the phase
-      } else if (abandoner_) {
-        conn_.set_timeout(std::max<int64_t>(1000, abandon_at_ - now));
-      } else {
-        conn_.set_timeout(std::max<int64_t>(timeout(), 60'000'000));  // keep-alives every 15 s
-      }
-      Fail f = co_await conn_.sse_next(&data);
-      conn_.set_timeout(timeout());
-      if (f) {
-        if (abandoner_ && now_us() >= abandon_at_ - 30'000) {
-          conn_.close();
-          end(Outcome::kAbandoned);
-        } else {
-          fail(*f);
-        }
-        co_return false;
-      }
-      if (!parse_message(data, m) || m->status.empty()) {
-        fail(ErrorKind::kProtocol);
-        co_return false;
-      }
-      if (first) {
-        t_.rec.request(RequestKind::kStream, sent, now_us());
-        first = false;
-      }
-      note(*m, 0);
-      if (t_.plan.mode == Mode::kHold) on_hold_frame(*m);
-      if (m->status != "WAITING") break;
-    }
-    conn_.close();  // the server ends the stream after the final frame
-    co_return true;
+void Visitor::on_hold_frame(const Message& m) {
+  if (!held_) {
+    held_ = true;
+    held_position_ = m.position;
+    r_.outcome = Outcome::kHeld;
+    t_.live.held.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
-
-  // hold: the first frame means the session is held; later ones may carry the change.
-  void on_hold_frame(const Message& m) {
-    if (!held_) {
-      held_ = true;
-      held_position_ = m.position;
-      r_.outcome = Outcome::kHeld;
-      t_.live.held.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    bool moved = m.status != "WAITING" || (m.position >= 0 && m.position < held_position_);
-    if (moved && r_.change_seen_us == 0 && t_.control.trigger_us.load() != 0) {
-      r_.change_seen_us = now_us();
-      t_.live.changed.fetch_add(1, std::memory_order_relaxed);
-    }
+  bool moved = m.status != "WAITING" || (m.position >= 0 && m.position < held_position_);
+  if (moved && r_.change_seen_us == 0 && t_.control.trigger_us.load() != 0) {
+    r_.change_seen_us = now_us();
+    t_.live.changed.fetch_add(1, std::memory_order_relaxed);
   }
+}
 
-  net::awaitable<void> after_wait(const Message& m) {
-    if (!holds_slot(m.status)) {
-      if (m.status != "WAITING") end(Outcome::kExpired);
-      co_return;
-    }
-    bool used = co_await use(m);
-    if (!used) co_return;
-    co_await sleep_until(timer_, now_us() + stay_us_);
-    std::string req = "DELETE " + base_ + "/tickets/" + ticket_ + " HTTP/1.1" + host_ + "\r\n";
-    int64_t due = now_us();
-    bool ok = co_await call(conn_, req, RequestKind::kLeave, due, 204, nullptr);
-    if (!ok) co_return;
-    set_active(false);
-    end(Outcome::kLeft);
-  }
-
-  // Uses the admission: at the gate (as nginx would), through verify (as the protected
-  // service would), or at the origin itself (protect).
-  net::awaitable<bool> use(const Message& m) {
-    if (t_.plan.origin_after_admission) {
-      bool ok = co_await origin_request();
-      co_return ok;
-    }
-    std::string token = m.token.empty() ? token_ : m.token;
-    std::string req;
-    int want = 204;
-    if (cfg_.use == UseVia::kGate) {
-      req = "GET /v1/gate/" + t_.plan.room + " HTTP/1.1" + host_ + "Cookie: anteroom_" +
-            t_.plan.room + "=" + token + "\r\n\r\n";
-    } else {
-      std::string body = R"({"token":")" + token + "\"}";
-      req = "POST " + base_ + "/verify HTTP/1.1" + host_ + "Authorization: Bearer " +
-            cfg_.admin_key +
-            "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-            "\r\n\r\n" + body;
-      want = 200;
-    }
-    Conn& c = use_conn();
-    if (!c.is_open() && &c != &conn_) {
-      if (Fail f = co_await c.connect(t_.plan.target, source())) {
-        fail(*f);
-        co_return false;
-      }
-    }
-    bool ok = co_await call(c, req, RequestKind::kUse, now_us(), want, nullptr);
-    if (!ok) co_return false;
-    ++t_.rec.visits.used;
-    co_return true;
-  }
-
-  // A WebSocket visitor keeps its socket and uses a second connection for HTTP, as a page
-  // would; the others reuse their one connection.
-  Conn& use_conn() {
-    if (cfg_.transport != Transport::kWs) return conn_;
-    if (!http_) http_ = std::make_unique<Conn>(t_.io, t_.watchdog, &t_.live.open);
-    http_->set_timeout(timeout());
-    return *http_;
-  }
-
-  net::awaitable<bool> origin_request() {
-    Conn c(t_.io, t_.watchdog, &t_.live.open);
-    c.set_timeout(timeout());
-    int64_t due = now_us();
-    if (Fail f = co_await c.connect(t_.plan.origin, source())) {
-      fail(*f);
-      co_return false;
-    }
-    std::string req = "GET /buy HTTP/1.1\r\nHost: origin\r\n\r\n";
-    bool ok = co_await call(c, req, RequestKind::kOrigin, due, 200, nullptr);
-    if (ok) ++t_.rec.visits.used;
+net::awaitable<bool> Visitor::use(const Message& m) {
+  if (t_.plan.origin_after_admission) {
+    bool ok = co_await origin_request();
     co_return ok;
   }
-
-  net::awaitable<void> direct() {
-    bool ok = co_await origin_request();
-    if (ok) end(Outcome::kServed);
+  std::string token = m.token.empty() ? token_ : m.token;
+  std::string req;
+  int want = 204;
+  if (cfg_.use == UseVia::kGate) {
+    req = "GET /v1/gate/" + t_.plan.room + " HTTP/1.1" + host_ + "Cookie: anteroom_" +
+          t_.plan.room + "=" + token + "\r\n\r\n";
+  } else {
+    std::string body = R"({"token":")" + token + "\"}";
+    req = "POST " + base_ + "/verify HTTP/1.1" + host_ + "Authorization: Bearer " + cfg_.admin_key +
+          "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+          "\r\n\r\n" + body;
+    want = 200;
   }
-
-  net::awaitable<void> run_ws() {
-    if (Fail f = co_await conn_.ws_open(t_.plan.host, base_ + "/ws")) {
+  Conn& c = use_conn();
+  if (!c.is_open() && &c != &conn_) {
+    if (Fail f = co_await c.connect(t_.plan.target, source())) {
       fail(*f);
-      co_return;
-    }
-    int64_t sent = now_us();
-    if (Fail f = co_await conn_.ws_send(seed_ws_message("ENTER", user_))) {
-      fail(*f);
-      co_return;
-    }
-    Message m;
-    std::string text;
-    for (;;) {
-      if (Fail f = co_await conn_.ws_next(&text)) {
-        fail(*f);
-        co_return;
-      }
-      if (!parse_message(text, &m)) {
-        fail(ErrorKind::kProtocol);
-        co_return;
-      }
-      if (m.type == "ALLOWED" || m.type == "QUEUE") break;
-      if (m.type == "ERROR") {
-        fail(ErrorKind::kProtocol);
-        co_return;
-      }
-    }
-    t_.rec.request(RequestKind::kJoin, r_.due_us, now_us());
-    if (m.status.empty()) m.status = m.type == "ALLOWED" ? "ALLOWED" : "WAITING";
-    joined(m, sent);
-    note(m, sent);
-    if (m.type == "QUEUE") {
-      bool waited = co_await wait_ws(&m);
-      if (!waited) co_return;
-    }
-    if (!holds_slot(m.status)) {
-      end(Outcome::kExpired);
-      co_return;
-    }
-    bool used = co_await use(m);
-    if (!used) co_return;
-    co_await sleep_until(timer_, now_us() + stay_us_);
-    if (Fail f = co_await conn_.ws_send(seed_ws_message("LEAVE", user_))) {
-      fail(*f);
-      co_return;
-    }
-    co_await conn_.ws_close();
-    set_active(false);
-    end(Outcome::kLeft);
-  }
-
-  // Waits on the socket for ALLOWED, asking CHECK_QUEUE_STATUS every --ws-check seconds as
-  // seed 000's page does; the answers double as evidence for the order check.
-  net::awaitable<bool> wait_ws(Message* m) {
-    bool hold = t_.plan.mode == Mode::kHold;
-    if (hold) on_hold_frame(*m);
-    auto every = static_cast<int64_t>(cfg_.ws_check_s * 1e6);
-    int64_t next_check = now_us() + every;
-    int64_t check_sent = 0;  // 0: no question outstanding
-    std::string text;
-    for (;;) {
-      int64_t now = now_us();
-      if (abandoner_ && now >= abandon_at_) {
-        co_await conn_.ws_close();
-        end(Outcome::kAbandoned);
-        co_return false;
-      }
-      if (!hold && now >= next_check) {
-        if (check_sent != 0 && now - check_sent > timeout()) {
-          fail(ErrorKind::kTimeout);
-          co_return false;
-        }
-        if (check_sent == 0) {
-          check_sent = now;
-          conn_.set_timeout(timeout());
-          if (Fail f = co_await conn_.ws_send(seed_ws_message("CHECK_QUEUE_STATUS", user_))) {
-            fail(*f);
-            co_return false;
-          }
-        }
-        next_check = now + every;
-      }
-      int64_t until = hold ? 0 : next_check;
-      if (abandoner_) until = std::min(until, abandon_at_);
-      conn_.set_timeout(hold ? 0 : std::max<int64_t>(1000, until - now_us()));
-      Fail f = co_await conn_.ws_next(&text);
-      conn_.set_timeout(timeout());
-      if (f == ErrorKind::kTimeout && !hold) continue;  // time to ask, or to give up
-      if (f) {
-        fail(*f);
-        co_return false;
-      }
-      if (!parse_message(text, m)) {
-        fail(ErrorKind::kProtocol);
-        co_return false;
-      }
-      if (m->type == "VISITOR_COUNT") continue;
-      if (m->type == "ERROR") {
-        fail(ErrorKind::kProtocol);
-        co_return false;
-      }
-      if (m->type == "ALLOWED" && m->status.empty()) m->status = "ALLOWED";
-      int64_t asked = 0;
-      if (m->reply && check_sent != 0) {
-        t_.rec.request(RequestKind::kStatus, check_sent, now_us());
-        asked = check_sent;
-        check_sent = 0;
-      }
-      note(*m, asked);
-      if (hold) on_hold_frame(*m);
-      if (m->status != "WAITING" && !m->status.empty()) co_return true;
+      co_return false;
     }
   }
+  bool ok = co_await call(c, req, RequestKind::kUse, now_us(), want, nullptr);
+  if (!ok) co_return false;
+  ++t_.rec.visits.used;
+  co_return true;
+}
 
-  ThreadCtx& t_;
-  const Config& cfg_;
-  uint64_t index_;
-  VisitorRecord& r_;
-  Conn conn_;
-  std::unique_ptr<Conn> http_;
-  net::steady_timer timer_;
-  bool abandoner_ = false;
-  int64_t abandon_at_ = INT64_MAX;
-  int64_t stay_us_ = 0;
-  std::string user_, ticket_, token_, base_, host_;
-  int64_t last_position_ = -1;
-  bool waiting_ = false;
-  bool active_ = false;
-  bool held_ = false;
-  int64_t held_position_ = 0;
-};
+Conn& Visitor::use_conn() {
+  if (cfg_.transport != Transport::kWs) return conn_;
+  if (!http_) http_ = std::make_unique<Conn>(t_.io, t_.watchdog, &t_.live.open);
+  http_->set_timeout(timeout());
+  return *http_;
+}
 
-}  // namespace
+net::awaitable<bool> Visitor::origin_request() {
+  Conn c(t_.io, t_.watchdog, &t_.live.open);
+  c.set_timeout(timeout());
+  int64_t due = now_us();
+  if (Fail f = co_await c.connect(t_.plan.origin, source())) {
+    fail(*f);
+    co_return false;
+  }
+  std::string req = "GET /buy HTTP/1.1\r\nHost: origin\r\n\r\n";
+  bool ok = co_await call(c, req, RequestKind::kOrigin, due, 200, nullptr);
+  if (ok) ++t_.rec.visits.used;
+  co_return ok;
+}
+
+net::awaitable<void> Visitor::direct() {
+  bool ok = co_await origin_request();
+  if (ok) end(Outcome::kServed);
+}
 
 net::awaitable<void> visit(ThreadCtx& t, uint64_t index, VisitorRecord& r) {
   {

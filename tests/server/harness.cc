@@ -1,5 +1,7 @@
 #include "tests/server/harness.h"
 
+#include <sys/socket.h>
+
 #include <boost/json.hpp>
 #include <thread>
 
@@ -82,19 +84,49 @@ std::optional<std::string> SseClient::next(std::chrono::milliseconds timeout) {
         if (d != std::string::npos) return event.substr(d + 6);
       }
     }
-    auto left = deadline - std::chrono::steady_clock::now();
-    if (left <= std::chrono::milliseconds(0)) return std::nullopt;
-    // Wait for readability with a timeout, then read what is there.
-    socket_.non_blocking(true);
+    std::optional<bool> open = read_available(socket_, &pending_, deadline);
+    if (!open || !*open) return std::nullopt;  // timed out, or the server closed the stream
+  }
+}
+
+std::optional<bool> read_available(tcp::socket& socket, std::string* out,
+                                   std::chrono::steady_clock::time_point deadline) {
+  socket.non_blocking(true);
+  while (std::chrono::steady_clock::now() < deadline) {
     char buf[4096];
     beast::error_code ec;
-    size_t n = socket_.read_some(net::buffer(buf), ec);
-    if (ec == net::error::would_block) {
+    size_t n = socket.read_some(net::buffer(buf), ec);
+    if (ec == net::error::would_block) {  // nothing yet: look again shortly, until the deadline
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
       continue;
     }
-    if (ec) return std::nullopt;  // the server closed the stream
-    pending_.append(buf, n);
+    if (ec) return false;
+    out->append(buf, n);
+    return true;
+  }
+  return std::nullopt;
+}
+
+RawClient::RawClient(uint16_t port) : socket_(ioc_) {
+  socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+}
+
+void RawClient::send(const std::string& s) {
+  beast::error_code ec;
+  net::write(socket_, net::buffer(s), ec);
+}
+
+void RawClient::send_raw(char c) {
+  static_cast<void>(::send(socket_.native_handle(), &c, 1, MSG_NOSIGNAL));
+}
+
+std::optional<std::string> RawClient::until_closed(std::chrono::milliseconds timeout) {
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    std::optional<bool> open = read_available(socket_, &out, deadline);
+    if (!open) return std::nullopt;
+    if (!*open) return out;
   }
 }
 

@@ -79,6 +79,27 @@ class SseClient {
   unsigned status_ = 0;
 };
 
+// Appends to *out what `socket` has, waiting until something arrives, the peer closes (then
+// false) or `deadline` passes (then nullopt). Leaves the socket non-blocking.
+std::optional<bool> read_available(tcp::socket& socket, std::string* out,
+                                   std::chrono::steady_clock::time_point deadline);
+
+// A raw TCP connection for sending bytes that no well-behaved client would.
+class RawClient {
+ public:
+  explicit RawClient(uint16_t port);
+  void send(const std::string& s);
+  // For another thread: writes through the descriptor, leaving the socket object (which is
+  // not thread-safe) to the thread that reads.
+  void send_raw(char c);
+  // Everything the server sends until it closes (or `timeout` passes: then nullopt).
+  std::optional<std::string> until_closed(std::chrono::milliseconds timeout);
+
+ private:
+  net::io_context ioc_;
+  tcp::socket socket_;
+};
+
 // A WebSocket speaking seed 000's protocol.
 class WsClient {
  public:

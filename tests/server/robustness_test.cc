@@ -1,6 +1,4 @@
 // Bad and slow clients get their documented answer, and the server keeps serving others.
-#include <sys/socket.h>
-
 #include <thread>
 
 #include "tests/server/harness.h"
@@ -8,42 +6,7 @@
 namespace anteroom::testing {
 namespace {
 
-// A raw TCP connection for sending bytes that no well-behaved client would.
-class Raw {
- public:
-  explicit Raw(uint16_t port) : socket_(ioc_) {
-    socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-  }
-  void send(const std::string& s) {
-    beast::error_code ec;
-    net::write(socket_, net::buffer(s), ec);
-  }
-  // For another thread: writes through the descriptor, leaving the socket object (which is
-  // not thread-safe) to the thread that reads.
-  void send_raw(char c) { static_cast<void>(::send(socket_.native_handle(), &c, 1, MSG_NOSIGNAL)); }
-  // Everything the server sends until it closes (or `timeout` passes: then nullopt).
-  std::optional<std::string> until_closed(std::chrono::milliseconds timeout) {
-    std::string out;
-    socket_.non_blocking(true);
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      char buf[4096];
-      beast::error_code ec;
-      size_t n = socket_.read_some(net::buffer(buf), ec);
-      if (ec == net::error::would_block) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        continue;
-      }
-      if (ec) return out;
-      out.append(buf, n);
-    }
-    return std::nullopt;
-  }
-
- private:
-  net::io_context ioc_;
-  tcp::socket socket_;
-};
+using Raw = RawClient;
 
 TEST(Robustness, MalformedRequestIs400) {
   TestServer server;

@@ -1,0 +1,119 @@
+// The HTTP visitors' journey: join with a POST, wait by polling the ticket (honouring
+// poll_after_ms) or on its SSE stream, then use the admission, stay and leave with a DELETE.
+#include "loadgen/visitor.h"
+
+#include <algorithm>
+#include <string>
+
+namespace anteroom::loadgen {
+
+net::awaitable<void> Visitor::run_http() {
+  std::string body = R"({"user":")" + user_ + "\"}";
+  std::string join =
+      "POST " + base_ + "/tickets HTTP/1.1" + host_ +
+      "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body;
+  Message m;
+  int64_t sent = 0;
+  bool ok = co_await call(conn_, join, RequestKind::kJoin, r_.due_us, 201, &m, &sent);
+  if (!ok) co_return;
+  joined(m, sent);
+  note(m, sent);
+  bool go_on = false;
+  if (cfg_.transport == Transport::kPoll) {
+    go_on = co_await wait_poll(&m);
+  } else {
+    go_on = co_await wait_sse(&m);
+  }
+  if (go_on) co_await after_wait(m);
+}
+
+net::awaitable<bool> Visitor::wait_poll(Message* m) {
+  std::string req = "GET " + base_ + "/tickets/" + ticket_ + " HTTP/1.1" + host_ + "\r\n";
+  while (m->status == "WAITING") {
+    int64_t pause = (m->poll_after_ms >= 0 ? m->poll_after_ms : 1000) * 1000;
+    int64_t due = now_us() + pause;
+    if (abandoner_ && due >= abandon_at_) {
+      co_await sleep_until(timer_, abandon_at_);
+      conn_.close();  // the tab is closed: no leave, the server finds out by itself
+      end(Outcome::kAbandoned);
+      co_return false;
+    }
+    co_await sleep_until(timer_, due);
+    int64_t sent = 0;
+    bool ok = co_await call(conn_, req, RequestKind::kStatus, due, 200, m, &sent);
+    if (!ok) co_return false;
+    note(*m, sent);
+  }
+  co_return true;
+}
+
+net::awaitable<bool> Visitor::wait_sse(Message* m) {
+  if (m->status != "WAITING") co_return true;
+  std::string req = "GET " + base_ + "/tickets/" + ticket_ + "/events HTTP/1.1" + host_ +
+                    "Accept: text/event-stream\r\n\r\n";
+  int64_t sent = now_us();
+  int status = 0;
+  if (Fail f = co_await conn_.sse_open(req, &status)) {
+    fail(*f);
+    co_return false;
+  }
+  if (status != 200) {
+    fail(http_error(status));
+    co_return false;
+  }
+  bool first = true;
+  std::string data;
+  for (;;) {
+    int64_t now = now_us();
+    if (held_) {
+      conn_.set_timeout(0);  // hold: the coordinator ends the phase
+    } else if (abandoner_) {
+      conn_.set_timeout(std::max<int64_t>(1000, abandon_at_ - now));
+    } else {
+      conn_.set_timeout(std::max<int64_t>(timeout(), 60'000'000));  // keep-alives every 15 s
+    }
+    Fail f = co_await conn_.sse_next(&data);
+    conn_.set_timeout(timeout());
+    if (f) {
+      if (abandoner_ && now_us() >= abandon_at_ - 30'000) {
+        conn_.close();
+        end(Outcome::kAbandoned);
+      } else {
+        fail(*f);
+      }
+      co_return false;
+    }
+    if (!parse_message(data, m) || m->status.empty()) {
+      fail(ErrorKind::kProtocol);
+      co_return false;
+    }
+    if (first) {
+      t_.rec.request(RequestKind::kStream, sent, now_us());
+      first = false;
+    }
+    note(*m, 0);
+    if (t_.plan.mode == Mode::kHold) on_hold_frame(*m);
+    if (m->status != "WAITING") break;
+  }
+  conn_.close();  // the server ends the stream after the final frame
+  co_return true;
+}
+
+net::awaitable<void> Visitor::after_wait(const Message& m) {
+  if (!holds_slot(m.status)) {
+    if (m.status != "WAITING") end(Outcome::kExpired);
+    co_return;
+  }
+  bool used = co_await use(m);
+  if (!used) co_return;
+  co_await sleep_until(timer_, now_us() + stay_us_);
+  std::string req = "DELETE " + base_ + "/tickets/" + ticket_ + " HTTP/1.1" + host_ + "\r\n";
+  int64_t due = now_us();
+  bool ok = co_await call(conn_, req, RequestKind::kLeave, due, 204, nullptr);
+  if (!ok) co_return;
+  set_active(false);
+  end(Outcome::kLeft);
+}
+
+}  // namespace anteroom::loadgen
