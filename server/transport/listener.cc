@@ -7,7 +7,7 @@ namespace anteroom {
 
 Listener::Listener(net::io_context& ioc, ServerContext& ctx,
                    std::function<net::io_context&()> next_context)
-    : acceptor_(ioc), ctx_(ctx), next_context_(std::move(next_context)) {}
+    : ioc_(ioc), acceptor_(ioc), ctx_(ctx), next_context_(std::move(next_context)) {}
 
 Result<uint16_t> Listener::listen(const std::string& host, uint16_t port) {
   beast::error_code ec;
@@ -26,7 +26,7 @@ Result<uint16_t> Listener::listen(const std::string& host, uint16_t port) {
 }
 
 void Listener::stop() {
-  net::post(acceptor_.get_executor(), [this] {
+  net::post(ioc_, [this] {
     beast::error_code ec;
     acceptor_.close(ec);
   });

@@ -29,6 +29,7 @@ class Listener {
   void do_accept();
   void on_accept(beast::error_code ec, tcp::socket socket);
 
+  net::io_context& ioc_;  // the acceptor's
   tcp::acceptor acceptor_;
   ServerContext& ctx_;
   std::function<net::io_context&()> next_context_;
