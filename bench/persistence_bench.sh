@@ -26,7 +26,7 @@ measure() {  # mode -> "rps p50 p99 errors"
   pid=$!
   wait_port "$port"
   curl -sf -X PUT -H "Authorization: Bearer k" "http://127.0.0.1:$port/v1/rooms/bench" \
-    -d '{"capacity":0,"admission":"manual","heartbeat_timeout_seconds":86400}' >/dev/null
+    -d '{"capacity":0,"admission":"manual","heartbeat_timeout_seconds":86400,"max_waiting":0}' >/dev/null
   local out
   out=$(wrk -t2 -c200 -d"${SECS}s" --latency -s "$work/join.lua" "http://127.0.0.1:$port/v1/rooms/bench/tickets")
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""

@@ -18,7 +18,7 @@ wait_port "$N"; wait_port "$A"
 
 # A manual room (nothing admitted behind our back) holding 100,000 waiting tickets.
 curl -sf -X PUT -H "Authorization: Bearer $KEY" "http://127.0.0.1:$A/v1/rooms/bench" \
-  -d '{"capacity":0,"admission":"manual","heartbeat_timeout_seconds":86400}' >/dev/null
+  -d '{"capacity":0,"admission":"manual","heartbeat_timeout_seconds":86400,"max_waiting":0}' >/dev/null
 python3 - "$A" "$work/ids" <<'PY'
 import http.client, json, sys
 c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]))

@@ -40,7 +40,7 @@ struct EngineOptions {
   size_t max_rooms = 10'000;           // put_room beyond this is refused
   int64_t sweep_interval_ms = 1000;    // how often owners look for expired tickets
   size_t max_queued_events = 1 << 20;  // push hints past this many unread are dropped, counted
-  int64_t retire_grace_ms = 60'000;    // a deleted room's memory is freed this long after
+  int64_t reclaim_interval_ms = 100;   // how often run_shard frees memory no reader sees
   std::shared_ptr<const Clock> clock;  // null = SteadyClock
   std::optional<std::array<uint64_t, 2>> id_key;  // secret for ticket ids; null = random
   // Told every change (journal.h); null = nobody. Not owned: it must outlive the engine.
@@ -69,8 +69,12 @@ class Engine {
   // Every WAITING ticket becomes LEFT (reason cleared); returns how many.
   virtual Result<uint64_t> clear(std::string_view room) = 0;
 
-  // Visitor side. `user` may be empty (anonymous).
-  virtual Result<JoinResult> join(std::string_view room, std::string_view user) = 0;
+  // Visitor side. A join naming a user who holds a live ticket returns that ticket
+  // (created false) and changes nothing; whether to hand it out is the caller's decision.
+  virtual Result<JoinResult> join(std::string_view room, const JoinRequest& request) = 0;
+  Result<JoinResult> join(std::string_view room, std::string_view user) {
+    return join(room, JoinRequest{user, std::nullopt});
+  }
   // Status, counting as a heartbeat.
   virtual Result<TicketView> status(std::string_view room, std::string_view ticket) = 0;
   // Status without a heartbeat (for pushes the visitor did not ask for).

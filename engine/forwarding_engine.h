@@ -27,8 +27,9 @@ class ForwardingEngine : public Engine {
     return inner_->admit(room, count);
   }
   Result<uint64_t> clear(std::string_view room) override { return inner_->clear(room); }
-  Result<JoinResult> join(std::string_view room, std::string_view user) override {
-    return inner_->join(room, user);
+  using Engine::join;
+  Result<JoinResult> join(std::string_view room, const JoinRequest& request) override {
+    return inner_->join(room, request);
   }
   Result<TicketView> status(std::string_view room, std::string_view t) override {
     return inner_->status(room, t);

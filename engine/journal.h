@@ -49,6 +49,7 @@ struct Change {
   uint64_t seq = 0;                     // join, admit, activate, leave, expire
   std::array<uint32_t, 3> tag{};        // join: the random part of the ticket's id
   std::string_view user;                // join; empty for anonymous joins
+  const KeyHash* key_hash = nullptr;    // join: a bound admission's key hash
   EndReason reason = EndReason::kNone;  // expire
   int64_t at_ms = 0;                    // engine clock: when it happened
   const RoomConfig* config = nullptr;   // room_put

@@ -1,112 +1,232 @@
 #include "engine/line.h"
 
-#include <sys/mman.h>
-
-#include <bit>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
-namespace anteroom {
+#include "engine/epoch.h"
+#include "engine/ticket_extra.h"
 
+namespace anteroom {
 namespace {
 
-// Zeroed memory that the OS commits only when touched. Large blocks are mapped directly and
-// asked to use transparent huge pages: status reads land on random slots of a big line, and
-// with 4 KiB pages nearly every one of them would also miss the TLB.
-constexpr size_t kHugePage = size_t{2} << 20;
+constexpr uint64_t kSegsPerChunk = uint64_t{1} << Line::kChunkBits;
+constexpr uint64_t kSegMask = Line::kSegment - 1;
 
-void* zeroed(size_t bytes) {
-  if (bytes < kHugePage) {
-    void* p = std::calloc(1, bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    return p;
-  }
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  madvise(p, bytes, MADV_HUGEPAGE);  // a hint: failure only costs speed
-  return p;
-}
-
-void release(void* p, size_t bytes) {
-  if (bytes < kHugePage) {
-    std::free(p);
-  } else {
-    munmap(p, bytes);
+// Fenwick trees (1-based). The owner writes cells with relaxed stores; readers load them
+// relaxed, ordered by the acquire of holes_ahead_ and the cursor (see line.h).
+void tree_add(uint32_t* tree, uint64_t size, uint64_t index) {
+  for (uint64_t i = index; i <= size; i += i & (~i + 1)) {
+    std::atomic_ref<uint32_t> cell(tree[i]);
+    cell.store(cell.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 }
+uint64_t tree_prefix(const uint32_t* tree, uint64_t count) {  // sum of the first `count`
+  uint64_t sum = 0;
+  for (uint64_t i = count; i > 0; i &= i - 1) {
+    sum += std::atomic_ref<const uint32_t>(tree[i]).load(std::memory_order_relaxed);
+  }
+  return sum;
+}
+
+uint64_t chunk_index(uint64_t seq) { return seq >> (Line::kSegmentBits + Line::kChunkBits); }
+uint64_t seg_in_chunk(uint64_t seq) { return (seq >> Line::kSegmentBits) & (kSegsPerChunk - 1); }
 
 }  // namespace
 
-// A segment: `size` slots and a Fenwick tree over them counting holes.
 struct Line::Segment {
-  explicit Segment(uint64_t n)
-      : size(n),
-        slots(static_cast<Slot*>(zeroed(n * sizeof(Slot)))),
-        tree(static_cast<uint32_t*>(zeroed((n + 1) * sizeof(uint32_t)))) {}
-  ~Segment() {
-    release(slots, size * sizeof(Slot));
-    release(tree, (size + 1) * sizeof(uint32_t));
-  }
-  Segment(const Segment&) = delete;
-  Segment& operator=(const Segment&) = delete;
-
-  uint64_t size;
-  Slot* slots;
-  uint32_t* tree;                  // 1-based Fenwick tree; owner writes, anyone reads
-  std::atomic<uint64_t> holes{0};  // total of the tree; owner writes (release)
+  Slot slots[kSegment];
+  uint32_t tree[kSegment + 1];  // holes per slot
+  std::atomic<uint32_t> holes{0};
+  uint32_t ended = 0;  // owner: tickets of this segment that ended (or never were)
 };
 
-Line::Line() = default;
+struct Line::Chunk {
+  std::atomic<Segment*> segs[kSegsPerChunk];
+  uint32_t tree[kSegsPerChunk + 1];  // holes per segment
+  std::atomic<uint64_t> holes{0};
+  uint32_t given_back = 0;  // owner: segments replaced by the sentinel
+};
+
+struct Line::Directory {
+  uint64_t size = 0;
+  std::atomic<Chunk*>* chunks = nullptr;  // `size` entries
+};
+
+namespace {
+
+// Stand-ins for memory given back (or never needed: numbers recovery found no ticket for).
+// Readers find an ended ticket there that no id matches; nothing ever writes to them.
+Slot g_ended_slot{pack_state(TicketState::kLeft, EndReason::kNone), 0, 0, 0, 0, {0, 0, 0}, nullptr};
+// Compared by address only.
+char g_ended_segment_marker, g_gap_chunk_marker;
+
+}  // namespace
+
+Line::Segment* Line::ended_segment_ptr() {
+  return reinterpret_cast<Segment*>(&g_ended_segment_marker);
+}
+Line::Chunk* Line::gap_chunk_ptr() { return reinterpret_cast<Chunk*>(&g_gap_chunk_marker); }
+
+bool Line::is_sentinel(const Slot* s) { return s == &g_ended_slot; }
+
+Line::Line() {
+  auto* d = new Directory;
+  d->size = 1;
+  d->chunks = new std::atomic<Chunk*>[1];
+  d->chunks[0].store(nullptr, std::memory_order_relaxed);
+  dir_.store(d, std::memory_order_relaxed);
+}
+
+void Line::free_segment_memory(void* p) {
+  auto* s = static_cast<Segment*>(p);
+  for (Slot& slot : s->slots) free_extra(slot.extra);
+  s->~Segment();
+  std::free(s);
+}
 
 Line::~Line() {
-  for (auto& s : segments_) delete s.load(std::memory_order_relaxed);
-}
-
-void Line::locate(uint64_t seq, int* segment, uint64_t* offset) {
-  uint64_t v = seq + (uint64_t{1} << kFirstBits);
-  int top = 63 - std::countl_zero(v);
-  *segment = top - kFirstBits;
-  *offset = v - (uint64_t{1} << top);
-}
-
-uint64_t Line::claim() { return tail_.fetch_add(1, std::memory_order_relaxed); }
-
-Slot& Line::slot_for_publish(uint64_t seq) {
-  int seg = 0;
-  uint64_t off = 0;
-  locate(seq, &seg, &off);
-  // acquire: pairs with the release CAS below so the segment's memory is seen initialised.
-  Segment* s = segments_[seg].load(std::memory_order_acquire);
-  if (s == nullptr) {
-    auto* fresh = new Segment(uint64_t{1} << (kFirstBits + seg));
-    if (segments_[seg].compare_exchange_strong(s, fresh, std::memory_order_acq_rel)) {
-      s = fresh;
-    } else {
-      delete fresh;  // another joiner installed it first; `s` now holds theirs
+  Directory* d = dir_.load(std::memory_order_relaxed);
+  for (uint64_t c = 0; c < d->size; ++c) {
+    Chunk* ch = d->chunks[c].load(std::memory_order_relaxed);
+    if (ch == nullptr || ch == gap_chunk_ptr()) continue;
+    for (auto& seg : ch->segs) {
+      Segment* s = seg.load(std::memory_order_relaxed);
+      if (s != nullptr && s != ended_segment_ptr()) free_segment_memory(s);
     }
+    ch->~Chunk();
+    std::free(ch);
   }
-  return s->slots[off];
+  delete[] d->chunks;
+  delete d;
+}
+
+Line::Chunk* Line::chunk_for(uint64_t seq) const {
+  Directory* d = dir_.load(std::memory_order_acquire);
+  const uint64_t c = chunk_index(seq);
+  return c < d->size ? d->chunks[c].load(std::memory_order_acquire) : nullptr;
+}
+
+Line::Segment* Line::segment_for(uint64_t seq) const {
+  Chunk* ch = chunk_for(seq);
+  if (ch == nullptr) return nullptr;
+  if (ch == gap_chunk_ptr()) return ended_segment_ptr();
+  return ch->segs[seg_in_chunk(seq)].load(std::memory_order_acquire);
 }
 
 Slot* Line::find(uint64_t seq) const {
-  int seg = 0;
-  uint64_t off = 0;
-  locate(seq, &seg, &off);
-  if (seg >= kMaxSegments) return nullptr;
-  Segment* s = segments_[seg].load(std::memory_order_acquire);
-  return s == nullptr ? nullptr : &s->slots[off];
+  Segment* s = segment_for(seq);
+  if (s == nullptr) return nullptr;
+  if (s == ended_segment_ptr()) return &g_ended_slot;
+  return &s->slots[seq & kSegMask];
 }
 
-uint64_t Line::holes_below(int seg, uint64_t off) const {
-  const Segment* s = segments_[seg].load(std::memory_order_acquire);
-  if (s == nullptr) return 0;
-  uint64_t sum = 0;
-  for (uint64_t i = off; i > 0; i &= i - 1) {
-    // Relaxed per cell: the owner's release on holes_ahead_/cursor_, which the reader
-    // acquired first, orders every cell write that the reader must see.
-    sum += std::atomic_ref<const uint32_t>(s->tree[i]).load(std::memory_order_relaxed);
+uint64_t Line::skip_ended(uint64_t seq) const {
+  const uint64_t tail = claimed();
+  while (seq < tail) {
+    Chunk* ch = chunk_for(seq);
+    if (ch == gap_chunk_ptr()) {
+      seq = (chunk_index(seq) + 1) * kChunk;
+    } else if (ch != nullptr &&
+               ch->segs[seg_in_chunk(seq)].load(std::memory_order_acquire) == ended_segment_ptr()) {
+      seq = next_segment(seq);
+    } else {
+      return seq;
+    }
   }
-  return sum;
+  return tail;
+}
+
+bool Line::claim(uint64_t* seq) {
+  // A soft bound: racing claims may pass the check together, a few past it at most.
+  if (tail_.load(std::memory_order_relaxed) >= kMaxTickets - kSegment) return false;
+  *seq = tail_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+Line::Directory* Line::ensure_directory(uint64_t c) {
+  Directory* d = dir_.load(std::memory_order_relaxed);
+  if (c < d->size) return d;
+  // Grow: a copy, published; readers may still hold the old one, which is retired.
+  auto* bigger = new Directory;
+  bigger->size = std::max(c + 1, d->size * 2);
+  bigger->chunks = new std::atomic<Chunk*>[bigger->size];
+  for (uint64_t i = 0; i < bigger->size; ++i) {
+    Chunk* old = i < d->size ? d->chunks[i].load(std::memory_order_relaxed) : nullptr;
+    bigger->chunks[i].store(old, std::memory_order_relaxed);
+  }
+  dir_.store(bigger, std::memory_order_release);
+  bytes_.fetch_add(bigger->size * sizeof(void*), std::memory_order_relaxed);
+  bytes_.fetch_sub(d->size * sizeof(void*), std::memory_order_relaxed);
+  epoch::retire(
+      d,
+      [](void* p) {
+        auto* old = static_cast<Directory*>(p);
+        delete[] old->chunks;
+        delete old;
+      },
+      d->size * sizeof(void*));
+  return bigger;
+}
+
+Line::Chunk* Line::allocate_chunk(uint64_t c) {
+  Directory* d = ensure_directory(c);
+  Chunk* ch = d->chunks[c].load(std::memory_order_relaxed);
+  if (ch != nullptr) return ch;
+  void* m = std::calloc(1, sizeof(Chunk));
+  if (m == nullptr) throw std::bad_alloc();
+  ch = new (m) Chunk;
+  d->chunks[c].store(ch, std::memory_order_release);
+  bytes_.fetch_add(sizeof(Chunk), std::memory_order_relaxed);
+  return ch;
+}
+
+Line::Segment* Line::allocate(uint64_t seq) {
+  std::lock_guard lock(alloc_mu_);
+  Chunk* ch = allocate_chunk(chunk_index(seq));
+  std::atomic<Segment*>& entry = ch->segs[seg_in_chunk(seq)];
+  Segment* s = entry.load(std::memory_order_relaxed);
+  if (s != nullptr) return s;  // another joiner was first
+  void* m = std::calloc(1, sizeof(Segment));
+  if (m == nullptr) throw std::bad_alloc();
+  s = new (m) Segment;
+  // release: the zeroed memory is seen initialised by whoever loads the pointer.
+  entry.store(s, std::memory_order_release);
+  bytes_.fetch_add(sizeof(Segment), std::memory_order_relaxed);
+  return s;
+}
+
+Slot& Line::slot_for_publish(uint64_t seq) {
+  Segment* s = segment_for(seq);
+  if (s == nullptr) s = allocate(seq);
+  return s->slots[seq & kSegMask];
+}
+
+uint64_t Line::holes_between(uint64_t a, uint64_t b) const {
+  // Holes in the chunk before `seq`: whole segments from the chunk's tree, then the slots of
+  // seq's own segment from the segment's tree.
+  auto before = [this](const Chunk* ch, uint64_t seq) -> uint64_t {
+    if (ch == nullptr) return 0;  // nothing claimed there yet
+    const uint64_t s = seg_in_chunk(seq), off = seq & kSegMask;
+    if (ch == gap_chunk_ptr()) return s * kSegment + off;
+    uint64_t sum = tree_prefix(ch->tree, s);
+    const Segment* seg = ch->segs[s].load(std::memory_order_acquire);
+    if (seg == ended_segment_ptr()) return sum + off;
+    if (seg != nullptr) sum += tree_prefix(seg->tree, off);
+    return sum;
+  };
+  auto total = [](const Chunk* ch) -> uint64_t {
+    if (ch == nullptr) return 0;
+    if (ch == gap_chunk_ptr()) return kChunk;
+    return ch->holes.load(std::memory_order_acquire);
+  };
+  const uint64_t ca = chunk_index(a), cb = chunk_index(b);
+  const Chunk* cha = chunk_for(a);
+  const Chunk* chb = ca == cb ? cha : chunk_for(b);
+  if (ca == cb) return before(chb, b) - before(cha, a);
+  uint64_t sum = total(cha) - before(cha, a);
+  for (uint64_t c = ca + 1; c < cb; ++c) sum += total(chunk_for(c * kChunk));
+  return sum + before(chb, b);
 }
 
 uint64_t Line::waiting_before(uint64_t seq) const {
@@ -114,24 +234,8 @@ uint64_t Line::waiting_before(uint64_t seq) const {
   uint64_t c = cursor_.load(std::memory_order_acquire);
   if (seq <= c) return 0;
   if (holes == 0) return seq - c;
-  int seg_c = 0, seg_s = 0;
-  uint64_t off_c = 0, off_s = 0;
-  locate(c, &seg_c, &off_c);
-  locate(seq, &seg_s, &off_s);
-  uint64_t between = 0;
-  if (seg_c == seg_s) {
-    between = holes_below(seg_s, off_s) - holes_below(seg_c, off_c);
-  } else {
-    const Segment* first = segments_[seg_c].load(std::memory_order_acquire);
-    between =
-        (first ? first->holes.load(std::memory_order_acquire) : 0) - holes_below(seg_c, off_c);
-    for (int k = seg_c + 1; k < seg_s; ++k) {
-      const Segment* mid = segments_[k].load(std::memory_order_acquire);
-      if (mid != nullptr) between += mid->holes.load(std::memory_order_acquire);
-    }
-    between += holes_below(seg_s, off_s);
-  }
-  uint64_t span = seq - c;
+  const uint64_t between = holes_between(c, seq);
+  const uint64_t span = seq - c;
   return between >= span ? 0 : span - between;
 }
 
@@ -139,37 +243,166 @@ void Line::add_hole(uint64_t seq, Slot& slot) {
   if (slot.owner_flags & kHoleCounted) return;
   if (seq < cursor_.load(std::memory_order_relaxed)) return;  // already passed
   slot.owner_flags |= kHoleCounted;
-  int seg = 0;
-  uint64_t off = 0;
-  locate(seq, &seg, &off);
-  Segment* s = segments_[seg].load(std::memory_order_acquire);
-  for (uint64_t i = off + 1; i <= s->size; i += i & (~i + 1)) {
-    std::atomic_ref<uint32_t> cell(s->tree[i]);
-    cell.store(cell.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
+  Chunk* ch = chunk_for(seq);
+  Segment* s = ch->segs[seg_in_chunk(seq)].load(std::memory_order_relaxed);
+  tree_add(s->tree, kSegment, (seq & kSegMask) + 1);
   s->holes.fetch_add(1, std::memory_order_release);
+  tree_add(ch->tree, kSegsPerChunk, seg_in_chunk(seq) + 1);
+  ch->holes.fetch_add(1, std::memory_order_release);
   holes_ahead_.fetch_add(1, std::memory_order_release);
 }
 
+void Line::add_gap_holes(uint64_t seg_start) {
+  Chunk* ch = chunk_for(seg_start);
+  const uint64_t index = seg_in_chunk(seg_start) + 1;
+  for (uint64_t i = index; i <= kSegsPerChunk; i += i & (~i + 1)) {
+    std::atomic_ref<uint32_t> cell(ch->tree[i]);
+    cell.store(cell.load(std::memory_order_relaxed) + static_cast<uint32_t>(kSegment),
+               std::memory_order_relaxed);
+  }
+  ch->holes.fetch_add(kSegment, std::memory_order_release);
+  holes_ahead_.fetch_add(kSegment, std::memory_order_release);
+}
+
 void Line::advance_cursor(uint64_t to) {
-  uint64_t from = cursor_.load(std::memory_order_relaxed);
+  const uint64_t from = cursor_.load(std::memory_order_relaxed);
   if (to <= from) return;
   uint64_t passed = 0;
-  for (uint64_t seq = from; seq < to; ++seq) {
-    Slot* s = find(seq);
-    if (s != nullptr && (s->owner_flags & kHoleCounted)) ++passed;
+  for (uint64_t seq = from; seq < to;) {
+    Chunk* ch = chunk_for(seq);
+    if (ch == gap_chunk_ptr()) {  // a whole chunk of numbers that never were tickets
+      const uint64_t end = std::min(to, (chunk_index(seq) + 1) * kChunk);
+      passed += end - seq;
+      seq = end;
+      continue;
+    }
+    Segment* s =
+        ch == nullptr ? nullptr : ch->segs[seg_in_chunk(seq)].load(std::memory_order_relaxed);
+    const uint64_t end = std::min(to, next_segment(seq));
+    if (s == ended_segment_ptr()) {
+      passed += end - seq;
+    } else if (s != nullptr) {
+      for (uint64_t q = seq; q < end; ++q)
+        passed += (s->slots[q & kSegMask].owner_flags & kHoleCounted) != 0;
+    }
+    seq = end;
   }
   cursor_.store(to, std::memory_order_release);
   if (passed != 0) holes_ahead_.fetch_sub(passed, std::memory_order_release);
+  // Segments now wholly below the cursor whose tickets have all ended are done.
+  for (uint64_t start = from & ~kSegMask; next_segment(start) <= to;) {
+    Chunk* ch = chunk_for(start);
+    if (ch == gap_chunk_ptr()) {
+      start = (chunk_index(start) + 1) * kChunk;
+      continue;
+    }
+    Segment* s =
+        ch == nullptr ? nullptr : ch->segs[seg_in_chunk(start)].load(std::memory_order_relaxed);
+    if (s != nullptr && s != ended_segment_ptr() && s->ended == kSegment) give_back(start);
+    start += kSegment;
+  }
 }
 
-size_t Line::bytes_allocated() const {
-  size_t total = sizeof(*this);
-  for (const auto& seg : segments_) {
-    const Segment* s = seg.load(std::memory_order_acquire);
-    if (s != nullptr) total += sizeof(Segment) + s->size * (sizeof(Slot) + sizeof(uint32_t));
+void Line::ended(uint64_t seq, Slot& slot) {
+  if (is_sentinel(&slot) || (slot.owner_flags & kEndCounted)) return;
+  slot.owner_flags |= kEndCounted;
+  Segment* s = segment_for(seq);
+  if (++s->ended == kSegment && next_segment(seq) <= cursor_.load(std::memory_order_relaxed)) {
+    give_back(seq);
   }
-  return total;
+}
+
+void Line::give_back(uint64_t seq) {
+  Chunk* ch = chunk_for(seq);
+  std::atomic<Segment*>& entry = ch->segs[seg_in_chunk(seq)];
+  Segment* s = entry.load(std::memory_order_relaxed);
+  entry.store(ended_segment_ptr(), std::memory_order_release);
+  epoch::retire(s, free_segment_memory, sizeof(Segment));
+  bytes_.fetch_sub(sizeof(Segment), std::memory_order_relaxed);
+  // Once every segment is gone the whole chunk is below the cursor (its segments were), so
+  // no reader counts in it.
+  if (++ch->given_back == kSegsPerChunk) give_back_chunk(chunk_index(seq));
+}
+
+void Line::restore_begin(uint64_t tail, uint64_t cursor) {
+  tail_.store(tail, std::memory_order_relaxed);
+  cursor_.store(cursor, std::memory_order_release);
+}
+
+Slot& Line::restore_slot(uint64_t seq) { return slot_for_publish(seq); }
+
+void Line::restore_end() {
+  const uint64_t tail = claimed(), cursor = this->cursor();
+  // Numbers with no recovered ticket are ended: in a segment that holds recovered tickets,
+  // one slot each; a segment or chunk with none at all becomes the sentinel, no memory.
+  for (uint64_t c = 0; c * kChunk < tail; ++c) {
+    const uint64_t chunk_start = c * kChunk;
+    Chunk* ch = chunk_for(chunk_start);
+    if (ch == nullptr) {  // nothing recovered in this chunk: no memory for it at all
+      {
+        std::lock_guard lock(alloc_mu_);
+        ensure_directory(c)->chunks[c].store(gap_chunk_ptr(), std::memory_order_release);
+      }
+      const uint64_t end = std::min(tail, chunk_start + kChunk);
+      if (end > cursor) {
+        holes_ahead_.fetch_add(end - std::max(cursor, chunk_start), std::memory_order_release);
+      }
+      continue;
+    }
+    for (uint64_t s = 0; s < kSegsPerChunk && chunk_start + s * kSegment < tail; ++s) {
+      restore_segment(ch, chunk_start + s * kSegment, tail, cursor);
+    }
+  }
+  // Segments wholly below the cursor whose tickets all ended are done at once.
+  for (uint64_t start = 0; start < cursor && next_segment(start) <= cursor;) {
+    Chunk* ch = chunk_for(start);
+    if (ch == gap_chunk_ptr()) {
+      start = (chunk_index(start) + 1) * kChunk;
+      continue;
+    }
+    Segment* seg = ch->segs[seg_in_chunk(start)].load(std::memory_order_relaxed);
+    if (seg != ended_segment_ptr() && seg->ended == kSegment) give_back(start);
+    start += kSegment;
+  }
+}
+
+void Line::restore_segment(Chunk* ch, uint64_t start, uint64_t tail, uint64_t cursor) {
+  std::atomic<Segment*>& entry = ch->segs[seg_in_chunk(start)];
+  Segment* seg = entry.load(std::memory_order_relaxed);
+  if (seg == nullptr) {  // no recovered ticket here
+    entry.store(ended_segment_ptr(), std::memory_order_release);
+    ++ch->given_back;
+    if (start >= cursor) add_gap_holes(start);
+    return;
+  }
+  const uint64_t end = std::min(tail, start + kSegment);
+  for (uint64_t seq = start; seq < end; ++seq) {
+    Slot& slot = seg->slots[seq & kSegMask];
+    uint8_t packed = load_state(slot);
+    if (packed == 0) {  // a number recovery has no ticket for: an ended one
+      packed = pack_state(TicketState::kLeft, EndReason::kNone);
+      std::atomic_ref<uint8_t>(slot.state).store(packed, std::memory_order_release);
+    }
+    if (state_of(packed) != TicketState::kWaiting) add_hole(seq, slot);
+    if (!is_live(state_of(packed)) && !(slot.owner_flags & kEndCounted)) {
+      slot.owner_flags |= kEndCounted;
+      ++seg->ended;
+    }
+  }
+}
+
+void Line::give_back_chunk(uint64_t c) {
+  Directory* d = dir_.load(std::memory_order_relaxed);
+  Chunk* ch = d->chunks[c].load(std::memory_order_relaxed);
+  d->chunks[c].store(gap_chunk_ptr(), std::memory_order_release);
+  epoch::retire(
+      ch,
+      [](void* p) {
+        static_cast<Chunk*>(p)->~Chunk();
+        std::free(p);
+      },
+      sizeof(Chunk));
+  bytes_.fetch_sub(sizeof(Chunk), std::memory_order_relaxed);
 }
 
 }  // namespace anteroom

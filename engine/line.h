@@ -1,17 +1,26 @@
-// The line of one room: every ticket ever issued, indexed by its sequence number, plus
-// what is needed to answer "how many WAITING tickets are ahead of sequence s" without a lock.
+// The line of one room: its tickets indexed by sequence number, what is needed to answer
+// "how many WAITING tickets are ahead of sequence s" without a lock, and the memory of ended
+// tickets given back.
+//
+// Layout: a ticket's slot lives in a segment of 1,024 slots; 1,024 segments make a chunk;
+// a directory holds the chunks. Readers go directory -> chunk -> segment -> slot with
+// acquire loads and no lock. A segment whose tickets have all ended and that lies wholly
+// below the cursor is replaced by a shared "ended" sentinel and retired (engine/epoch.h); a
+// chunk whose segments are all gone likewise. So memory follows the live tickets: a room
+// through which millions pass keeps only the segments its live tickets sit in.
 //
 // Thread safety
 //   claim(), slot_for_publish(), find(), waiting_before(), claimed(), cursor() may be called
-//   by any thread at any time. add_hole() and advance_cursor() belong to the room's owner
-//   (whoever holds its shard's owner mutex) and must never run concurrently.
+//   by any thread that holds an epoch pin. add_hole(), advance_cursor(), ended(),
+//   restore_*() belong to the room's owner (whoever holds its owner lock).
 //
 // Order: claim() is one fetch_add on the tail, so sequence numbers are handed out in one
 // total order, and a join that returned before another began has the smaller number.
 //
 // Counting: every ticket below the cursor is known not to be WAITING. A ticket at or above
-// the cursor that stopped WAITING (left, abandoned, cleared) is a "hole"; the owner records
-// it in a per-segment Fenwick tree. Then
+// the cursor that stopped WAITING (left, abandoned, cleared) is a "hole"; the owner counts
+// it in a Fenwick tree over its segment's slots and in its chunk's Fenwick tree over segment
+// totals. Then
 //   waiting ahead of s = (s - cursor) - holes in [cursor, s).
 // Only the owner writes the cursor and the trees, and it only adds holes at or above the
 // cursor, so a reader that loads the cursor first sees a prefix below it that no longer
@@ -21,28 +30,31 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <mutex>
 
 #include "engine/model.h"
 
 namespace anteroom {
 
-class UserNode;
+struct TicketExtra;
 
 // One ticket. 32 bytes. Plain fields: the shared ones are accessed through std::atomic_ref
 // so slots can live in calloc'd memory that the OS commits lazily.
 struct Slot {
   uint8_t state;        // 0 until published; then TicketState | (EndReason << 4)
-  uint8_t owner_flags;  // owner only: kHoleCounted
+  uint8_t owner_flags;  // owner only: kHoleCounted, kEndCounted
   uint16_t unused;
   uint32_t last_seen;    // clock ticks (100 ms): last heartbeat (WAITING) or use (ACTIVE)
   uint32_t admitted_at;  // clock ticks; written by the owner before the state says ALLOWED
   uint32_t tag[3];
-  const UserNode* user;  // null for anonymous joins; immutable after publish
+  // The user's name and the client's key hash (null when the join gave neither). Immutable
+  // after publish; freed with the slot's segment.
+  const TicketExtra* extra;
 };
 static_assert(sizeof(Slot) == 32);
 
 constexpr uint8_t kHoleCounted = 1;
+constexpr uint8_t kEndCounted = 2;
 
 inline uint8_t pack_state(TicketState s, EndReason r) {
   return static_cast<uint8_t>(static_cast<uint8_t>(s) | (static_cast<uint8_t>(r) << 4));
@@ -51,7 +63,7 @@ inline TicketState state_of(uint8_t packed) { return static_cast<TicketState>(pa
 inline EndReason reason_of(uint8_t packed) { return static_cast<EndReason>(packed >> 4); }
 
 // Load with acquire: pairs with the release that published the slot or changed its state,
-// so fields written before that (tag, user, admitted_at) are visible.
+// so fields written before that (tag, extra, admitted_at) are visible.
 inline uint8_t load_state(const Slot& s) {
   return std::atomic_ref<const uint8_t>(s.state).load(std::memory_order_acquire);
 }
@@ -63,17 +75,35 @@ inline bool cas_state(Slot& s, uint8_t& expected, uint8_t desired) {
 
 class Line {
  public:
+  static constexpr int kSegmentBits = 10;  // slots per segment: 1,024
+  static constexpr int kChunkBits = 10;    // segments per chunk: 1,024
+  static constexpr uint64_t kSegment = uint64_t{1} << kSegmentBits;
+  static constexpr uint64_t kChunk = kSegment << kChunkBits;  // tickets per chunk
+  // No room hands out more sequence numbers than this (about 68 billion): claims beyond
+  // are refused, and recovery refuses records past it.
+  static constexpr uint64_t kMaxTickets = uint64_t{1} << 36;
+
   Line();
   ~Line();
   Line(const Line&) = delete;
   Line& operator=(const Line&) = delete;
 
-  // Reserves the next sequence number. The caller must then publish slot_for_publish(seq).
-  uint64_t claim();
-  // The slot for a claimed number, allocating its segment if this is the first use.
+  // Reserves the next sequence number; false (nothing reserved) once kMaxTickets are
+  // (nearly) spent. The caller must then publish slot_for_publish(*seq).
+  bool claim(uint64_t* seq);
+  // The slot for a claimed number, allocating its segment (and chunk) if this is the first
+  // use. Never the ended sentinel: a claimed number's segment is live until it is published.
   Slot& slot_for_publish(uint64_t seq);
-  // The slot for `seq`, or null if its segment does not exist yet.
+  // The slot for `seq`: null if its segment does not exist yet, the shared ended sentinel
+  // (state LEFT, no tag) if its segment was given back.
   Slot* find(uint64_t seq) const;
+  // True for the shared sentinel of given-back segments.
+  static bool is_sentinel(const Slot* s);
+  // The first seq of the segment after the one holding `seq`.
+  static uint64_t next_segment(uint64_t seq) { return (seq | (kSegment - 1)) + 1; }
+  // The first seq at or after `seq` that is not in a given-back segment or chunk (walks
+  // whole chunks at a time), or claimed() if there is none.
+  uint64_t skip_ended(uint64_t seq) const;
 
   uint64_t claimed() const { return tail_.load(std::memory_order_acquire); }
   uint64_t cursor() const { return cursor_.load(std::memory_order_acquire); }
@@ -84,30 +114,55 @@ class Line {
   // Owner only. Records that `seq` (>= cursor, published, no longer WAITING) is a hole.
   void add_hole(uint64_t seq, Slot& slot);
   // Owner only. Moves the cursor to `to`; every slot in [cursor, to) must be non-WAITING.
+  // Gives back the segments it passed whose tickets have all ended.
   void advance_cursor(uint64_t to);
+  // Owner only. Ticket `seq` has ended (told once per ticket; later calls are ignored).
+  void ended(uint64_t seq, Slot& slot);
 
-  // Bytes allocated for slots and trees.
-  size_t bytes_allocated() const;
+  // Recovery, owner only, on a new line, in this order: restore_begin(tail, cursor), then
+  // restore_slot() for each recovered ticket (ascending), then restore_end(), which makes
+  // every other number below `tail` an ended ticket without allocating for whole segments.
+  void restore_begin(uint64_t tail, uint64_t cursor);
+  Slot& restore_slot(uint64_t seq);
+  void restore_end();
+
+  // Bytes allocated for slots, trees and the directory.
+  size_t bytes_allocated() const { return bytes_.load(std::memory_order_relaxed); }
 
  private:
   struct Segment;
-  static constexpr int kFirstBits = 10;  // segment k holds 2^(10+k) tickets
-  static constexpr int kMaxSegments = 40;
+  struct Chunk;
+  struct Directory;
 
-  static void locate(uint64_t seq, int* segment, uint64_t* offset);
-  uint64_t holes_below(int seg, uint64_t off) const;  // holes in segment `seg` before `off`
+  static Segment* ended_segment_ptr();  // the sentinel of a given-back segment
+  static Chunk* gap_chunk_ptr();        // the sentinel of a chunk with no ticket left
+  static void free_segment_memory(void* p);
+  Directory* ensure_directory(uint64_t c);  // under alloc_mu_
 
-  // Relaxed is enough for the tail's fetch_add ordering among joiners (it is one RMW chain);
-  // acquire/release on it publish nothing else: each slot publishes itself.
+  Chunk* chunk_for(uint64_t seq) const;
+  Segment* segment_for(uint64_t seq) const;
+  Segment* allocate(uint64_t seq);    // under alloc_mu_
+  Chunk* allocate_chunk(uint64_t c);  // under alloc_mu_
+  // Holes in [cursor, seq) within the cursor's chunk and seq's chunk.
+  uint64_t holes_between(uint64_t cursor, uint64_t seq) const;
+  // The segment holding `seq` is done: sentinel in, memory retired.
+  void give_back(uint64_t seq);
+  void give_back_chunk(uint64_t c);
+  void add_gap_holes(uint64_t seg_start);  // a whole sentinel segment above the cursor
+  void restore_segment(Chunk* ch, uint64_t start, uint64_t tail, uint64_t cursor);
+
   std::atomic<uint64_t> tail_{0};
   // Written by the owner with release after the slots it passes changed state; loaded with
   // acquire by readers.
   std::atomic<uint64_t> cursor_{0};
   // Counted holes at or above the cursor. Zero lets readers skip the trees. The owner adds
-  // (release) after updating a tree and subtracts (release) after moving the cursor past
+  // (release) after updating the trees and subtracts (release) after moving the cursor past
   // holes; readers load it (acquire) before the cursor.
   std::atomic<uint64_t> holes_ahead_{0};
-  std::atomic<Segment*> segments_[kMaxSegments] = {};
+  // Replaced (release) when it must grow; old ones are retired. Loaded with acquire.
+  std::atomic<Directory*> dir_;
+  std::mutex alloc_mu_;           // allocating segments, chunks and directories
+  std::atomic<size_t> bytes_{0};  // statistics: relaxed
 };
 
 }  // namespace anteroom

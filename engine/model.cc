@@ -54,6 +54,9 @@ Status RoomConfig::validate() const {
   if (heartbeat_timeout_seconds < 1 || heartbeat_timeout_seconds > kDay) {
     return bad("heartbeat_timeout_seconds", "must be between 1 and 86400");
   }
+  if (max_waiting > kMaxWaitingCap) {
+    return bad("max_waiting", "must be at most 100000000 (0 means that many)");
+  }
   return Status::ok();
 }
 
@@ -67,10 +70,59 @@ bool valid_room_name(std::string_view name) {
   return true;
 }
 
+namespace {
+
+// The next code point of well-formed UTF-8 at s[*i] (advancing *i), or -1 if malformed:
+// no overlong forms, no surrogates, nothing past U+10FFFF.
+int32_t next_code_point(std::string_view s, size_t* i) {
+  const auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  const uint8_t b0 = byte(*i);
+  if (b0 < 0x80) return s[(*i)++];
+  // The sequence's length, the lead byte's payload, and the smallest code point that needs
+  // that length (anything smaller is an overlong form).
+  struct Form {
+    uint8_t mask, lead;
+    size_t extra;
+    int32_t min;
+  };
+  static constexpr Form kForms[] = {
+      {0xE0, 0xC0, 1, 0x80}, {0xF0, 0xE0, 2, 0x800}, {0xF8, 0xF0, 3, 0x10000}};
+  for (const Form& f : kForms) {
+    if ((b0 & f.mask) != f.lead) continue;
+    if (*i + f.extra >= s.size()) return -1;
+    int32_t cp = b0 & static_cast<uint8_t>(~f.mask);
+    for (size_t k = 1; k <= f.extra; ++k) {
+      const uint8_t b = byte(*i + k);
+      if ((b & 0xC0) != 0x80) return -1;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    *i += f.extra + 1;
+    if (cp < f.min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
+    return cp;
+  }
+  return -1;
+}
+
+// Characters a name may not hold: they are invisible, reorder text, or break lines.
+bool unprintable(int32_t cp) {
+  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) ||  // C0, DEL, C1 controls
+         cp == 0x061C ||                             // Arabic letter mark (bidi)
+         (cp >= 0x200B && cp <= 0x200F) ||           // zero-width, LRM, RLM
+         (cp >= 0x2028 && cp <= 0x202E) ||           // separators, bidi embeddings
+         (cp >= 0x2060 && cp <= 0x2069) ||           // word joiner, invisible ops, isolates
+         cp == 0xFEFF ||                             // byte-order mark
+         (cp >= 0xFFF9 && cp <= 0xFFFB) ||           // interlinear annotations
+         (cp & 0xFFFE) == 0xFFFE ||                  // noncharacters U+xxFFFE, U+xxFFFF
+         (cp >= 0xFDD0 && cp <= 0xFDEF);             // noncharacters
+}
+
+}  // namespace
+
 bool valid_user(std::string_view user) {
   if (user.empty() || user.size() > 128) return false;
-  for (unsigned char c : user) {
-    if (c < 0x20 || c == 0x7f) return false;
+  for (size_t i = 0; i < user.size();) {
+    const int32_t cp = next_code_point(user, &i);
+    if (cp < 0 || unprintable(cp)) return false;
   }
   return true;
 }

@@ -38,24 +38,47 @@ const char* reason_name(EndReason r);  // "allowed_unused", "session_idle", ...
 
 enum class AdmissionMode : uint8_t { kAuto = 0, kManual = 1 };
 
+// SHA-256 of a secret key the visitor's client keeps (a bound admission).
+using KeyHash = std::array<uint8_t, 32>;
+
 struct RoomConfig {
+  // A room never holds more WAITING tickets than this, whatever max_waiting says.
+  static constexpr uint64_t kMaxWaitingCap = 100'000'000;
+
   uint32_t capacity = 10;  // max ALLOWED + ACTIVE at once; 0 = no limit
   AdmissionMode admission = AdmissionMode::kAuto;
   uint32_t admit_per_second = 0;            // auto mode only; 0 = no cap
   uint32_t allowed_ttl_seconds = 300;       // ALLOWED must be used within this
   uint32_t session_ttl_seconds = 900;       // ACTIVE expires after this long idle
   uint32_t heartbeat_timeout_seconds = 60;  // WAITING is abandoned after this long unseen
-  uint64_t max_waiting = 0;                 // joins beyond this are refused; 0 = no limit
+  uint64_t max_waiting = 1'000'000;         // joins beyond this are refused; 0 = kMaxWaitingCap
+  // A join naming a user who holds a live ticket gets that ticket without proof (names are
+  // authenticated upstream). Off: only the same visitor gets it back (the server checks).
+  bool trust_user = false;
 
   // kInvalidArgument naming the field if a value is out of range.
   Status validate() const;
+  // The longest line allowed: max_waiting, or the cap for 0.
+  uint64_t waiting_limit() const { return max_waiting == 0 ? kMaxWaitingCap : max_waiting; }
   bool operator==(const RoomConfig&) const = default;
 };
 
 // Room names: 1-64 of [A-Za-z0-9_-].
 bool valid_room_name(std::string_view name);
-// Users: 1-128 bytes, no control characters.
+// Users: 1-128 bytes of well-formed UTF-8 with nothing unprintable: no control characters
+// (C0, DEL, C1), no bidirectional or zero-width formatting characters, no separators or
+// byte-order marks, no noncharacters.
 bool valid_user(std::string_view user);
+// What valid_user checks, said for an error message.
+constexpr const char* kUserRule =
+    "user must be 1-128 bytes of printable UTF-8 (no control, bidi or zero-width characters)";
+
+// A join: the user it is for (empty: anonymous) and, for a bound admission, the hash of the
+// client's key.
+struct JoinRequest {
+  std::string_view user;
+  std::optional<KeyHash> key_hash;
+};
 
 // An opaque ticket id: 27 URL-safe characters (20 bytes, of which 96 bits are random).
 using TicketId = std::array<char, 27>;
@@ -73,19 +96,25 @@ struct TicketView {
   uint32_t capacity = 0;
   std::optional<double> eta_seconds;  // none until an admission rate is known
   int64_t admitted_at_ms = 0;         // clock time of admission; 0 while waiting
+  // Clock time the admission stops being valid unless used (ALLOWED: admission plus
+  // allowed_ttl_seconds) or refreshed (ACTIVE: last use plus session_ttl_seconds); 0 while
+  // waiting or ended.
+  int64_t valid_until_ms = 0;
 };
 
 struct JoinResult {
   TicketView ticket;
-  bool created = false;     // false: the user already held this live ticket
-  uint64_t durable_at = 0;  // nonzero: acknowledge only after Engine::when_durable(this)
+  std::optional<KeyHash> key_hash;  // the ticket's (for a user's existing ticket: its own)
+  bool created = false;             // false: the user already held this live ticket
+  uint64_t durable_at = 0;          // nonzero: acknowledge only after Engine::when_durable(this)
 };
 
 // A ticket with its user, for the protected service (verify) and tokens.
 struct TicketDetail {
   TicketView ticket;
-  std::string user;        // empty for anonymous joins
-  bool first_use = false;  // activate() turned ALLOWED into ACTIVE just now
+  std::string user;                 // empty for anonymous joins
+  bool first_use = false;           // activate() turned ALLOWED into ACTIVE just now
+  std::optional<KeyHash> key_hash;  // set for a bound admission
 };
 
 // One ticket as recovery found it: enough to rebuild it exactly (same id, same place).
@@ -93,6 +122,7 @@ struct RestoredTicket {
   uint64_t seq = 0;               // its place in the join order
   std::array<uint32_t, 3> tag{};  // the random part of its id
   std::string user;               // empty for anonymous joins
+  std::optional<KeyHash> key_hash;
   TicketState state = TicketState::kWaiting;
   EndReason reason = EndReason::kNone;
   int64_t admitted_at_ms = 0;  // engine clock; ALLOWED/ACTIVE only

@@ -21,6 +21,7 @@
 #include "engine/line.h"
 #include "engine/model.h"
 #include "engine/rate_window.h"
+#include "engine/ticket_extra.h"
 #include "engine/ticket_id.h"
 #include "engine/user_index.h"
 
@@ -58,7 +59,7 @@ class Room {
   void set_shard(unsigned s) { shard_ = s; }
 
   // Visitor side: any thread, no lock waited for.
-  Result<JoinResult> join(std::string_view user);
+  Result<JoinResult> join(const JoinRequest& request);
   Result<TicketView> status(std::string_view id, bool heartbeat);
   Result<TicketView> leave(std::string_view id);
   Result<TicketDetail> activate(std::string_view id);
@@ -97,10 +98,15 @@ class Room {
   Slot* find_ticket(std::string_view id, uint64_t* seq) const;
   // Claims, journals and publishes a new WAITING ticket; returns its seq and the journal's
   // durability position.
-  std::pair<uint64_t, uint64_t> publish_new(const UserNode* user, std::string_view name);
+  // Claims, journals and publishes a new WAITING ticket carrying `extra` (owned by the
+  // ticket from here on); returns its seq and the journal's durability position, or
+  // room_full once the room has handed out every number it may.
+  Result<std::pair<uint64_t, uint64_t>> publish_new(const TicketExtra* extra);
+  Status refuse_if_full() const;
   // `id` is the ticket's id when the caller has it (saves encoding it again).
   TicketView view_of(uint64_t seq, const Slot& slot, uint8_t packed,
                      std::string_view id = {}) const;
+  static void fill_extra(const Slot& s, TicketDetail* d);
   // Whether an auto room might admit now: worth asking for a pass after a join.
   bool might_admit() const;
 
@@ -120,6 +126,8 @@ class Room {
   // Owner helpers: the caller holds owner_.
   void pass();  // applies visitors' leaves, admits what auto mode allows, emits hints
   void drain_inbox();
+  // Ticket `seq` ended: forget its user's entry, count it for giving memory back.
+  void on_ended(uint64_t seq, Slot& slot);
   uint64_t admission_budget(int64_t now_ms, bool rate_capped);
   uint64_t admit_from_cursor(uint64_t budget);
   void sweep();
@@ -145,6 +153,7 @@ class Room {
   std::atomic<uint32_t> session_ttl_s_;
   std::atomic<uint32_t> heartbeat_timeout_s_;
   std::atomic<uint64_t> max_waiting_;
+  std::atomic<bool> trust_user_;
 
   // Counts read by anyone, each a lone number: relaxed. All but left_total_ are written only
   // by the owner (plain load + store); left_total_ by visitors (fetch_add).
@@ -162,15 +171,15 @@ class Room {
   // Nonzero: a pass is wanted. Only read-modify-writes touch it (see serve() for why).
   std::atomic<uint32_t> wanted_{0};
   // What visitors' leaves tell the owner: WAITING tickets that left (holes in the line) and
-  // slots freed. Guarded by inbox_mu_, held for a push or a swap only.
+  // tickets that left holding a slot. Guarded by inbox_mu_, held for a push or a swap only.
   std::mutex inbox_mu_;
   std::vector<uint64_t> inbox_holes_;
-  uint64_t inbox_freed_ = 0;
+  std::vector<uint64_t> inbox_freed_;
 
   // Owner state: guarded by owner_.
   std::vector<uint64_t> holders_;  // seqs admitted and maybe still holding a slot
-  std::vector<uint64_t> scratch_;  // drain_inbox's swap partner
-  double tokens_ = 0;              // admit_per_second token bucket
+  std::vector<uint64_t> scratch_holes_, scratch_freed_;  // drain_inbox's swap partners
+  double tokens_ = 0;                                    // admit_per_second token bucket
   int64_t tokens_at_ms_ = 0;
   int64_t last_sweep_ms_;
   RateWindow rate_window_;

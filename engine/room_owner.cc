@@ -33,6 +33,7 @@ void Room::set_config(const RoomConfig& c, bool journal_it) {
     session_ttl_s_.store(c.session_ttl_seconds, std::memory_order_relaxed);
     heartbeat_timeout_s_.store(c.heartbeat_timeout_seconds, std::memory_order_relaxed);
     max_waiting_.store(c.max_waiting, std::memory_order_relaxed);
+    trust_user_.store(c.trust_user, std::memory_order_relaxed);
     tokens_ = std::min<double>(tokens_, c.admit_per_second);
     if (journal_it) {
       Change ch = change(Change::Kind::kRoomPut, 0);
@@ -55,55 +56,41 @@ Change Room::change(Change::Kind kind, uint64_t seq) const {
 
 Status Room::restore(const std::vector<RestoredTicket>& tickets) {
   if (line_.claimed() != 0) return {Code::kInvalidArgument, "restore needs an empty room"};
-  const uint32_t now = now_tick();
-  auto publish = [&](uint64_t seq, uint8_t packed, const Tag& tag, const UserNode* user,
-                     uint32_t admitted) {
-    Slot& s = line_.slot_for_publish(seq);
-    std::memcpy(s.tag, tag.data(), sizeof(s.tag));
-    s.user = user;
-    s.last_seen = now;
-    s.admitted_at = admitted;
-    std::atomic_ref<uint8_t>(s.state).store(packed, std::memory_order_release);
-  };
-  uint64_t prev = 0;
-  bool first = true;
-  for (const RestoredTicket& t : tickets) {
-    if (!first && t.seq <= prev)
+  for (size_t i = 0; i < tickets.size(); ++i) {
+    if (tickets[i].seq >= Line::kMaxTickets)
+      return {Code::kInvalidArgument, "a restored ticket's seq is beyond the room's range"};
+    if (i != 0 && tickets[i].seq <= tickets[i - 1].seq)
       return {Code::kInvalidArgument, "restored tickets must be in ascending seq order"};
-    first = false;
-    prev = t.seq;
-    while (line_.claimed() < t.seq) {  // a join that claimed a place but was never recorded
-      publish(line_.claim(), pack_state(TicketState::kLeft, EndReason::kNone), random_tag(),
-              nullptr, 0);
+  }
+  const uint64_t tail = tickets.empty() ? 0 : tickets.back().seq + 1;
+  uint64_t cursor = tail;
+  for (const RestoredTicket& t : tickets) {
+    if (t.state == TicketState::kWaiting) {
+      cursor = t.seq;
+      break;
     }
-    const uint64_t seq = line_.claim();
-    const UserNode* node = nullptr;
-    if (!t.user.empty()) {
-      bool inserted = false;
-      UserNode* n = users_.find_or_insert(t.user, &inserted);
-      n->restore(seq + 1);  // the latest ticket of the user wins
-      node = n;
-    }
-    uint32_t admitted = 0;
+  }
+  line_.restore_begin(tail, cursor);
+  const uint32_t now = now_tick();
+  for (const RestoredTicket& t : tickets) {
+    Slot& s = line_.restore_slot(t.seq);
+    std::memcpy(s.tag, t.tag.data(), sizeof(s.tag));
+    const TicketExtra* extra = make_extra(t.user, t.key_hash);
+    s.extra = extra;
+    s.last_seen = now;
     if (holds_slot(t.state)) {
-      admitted =
+      s.admitted_at =
           static_cast<uint32_t>(std::max<int64_t>(0, (t.admitted_at_ms - env_.epoch_ms) / 100));
-      holders_.push_back(seq);
+      holders_.push_back(t.seq);
       owner_add(in_use_, 1);
     }
-    publish(seq, pack_state(t.state, t.reason), t.tag, node, admitted);
+    if (is_live(t.state) && !t.user.empty()) users_.lock(t.user).set(extra->user(), t.seq);
+    std::atomic_ref<uint8_t>(s.state).store(pack_state(t.state, t.reason),
+                                            std::memory_order_release);
   }
-  // The cursor goes to the first WAITING ticket; everything after it that is not WAITING
-  // is a hole.
-  const uint64_t end = line_.claimed();
-  uint64_t cursor = 0;
-  while (cursor < end && state_of(load_state(*line_.find(cursor))) != TicketState::kWaiting)
-    ++cursor;
-  line_.advance_cursor(cursor);
-  for (uint64_t seq = cursor; seq < end; ++seq) {
-    Slot* s = line_.find(seq);
-    if (state_of(load_state(*s)) != TicketState::kWaiting) line_.add_hole(seq, *s);
-  }
+  // Every number without a recovered ticket becomes an ended one; holes are counted and
+  // the memory of whatever is wholly ended below the cursor goes back.
+  line_.restore_end();
   positions_moved_ = true;
   return Status::ok();
 }
@@ -131,22 +118,27 @@ void Room::serve() {
 }
 
 void Room::drain_inbox() {
-  uint64_t freed = 0;
   {
     std::lock_guard lock(inbox_mu_);
-    if (inbox_holes_.empty() && inbox_freed_ == 0) return;
-    scratch_.swap(inbox_holes_);
-    freed = inbox_freed_;
-    inbox_freed_ = 0;
+    if (inbox_holes_.empty() && inbox_freed_.empty()) return;
+    scratch_holes_.swap(inbox_holes_);
+    scratch_freed_.swap(inbox_freed_);
   }
-  for (uint64_t seq : scratch_) {
-    if (Slot* s = line_.find(seq)) {
-      line_.add_hole(seq, *s);
-      positions_moved_ = true;
-    }
+  for (uint64_t seq : scratch_holes_) {
+    Slot* s = line_.find(seq);
+    line_.add_hole(seq, *s);
+    positions_moved_ = true;
+    on_ended(seq, *s);
   }
-  scratch_.clear();
-  owner_sub(in_use_, freed);
+  owner_sub(in_use_, scratch_freed_.size());
+  for (uint64_t seq : scratch_freed_) on_ended(seq, *line_.find(seq));
+  scratch_holes_.clear();
+  scratch_freed_.clear();
+}
+
+void Room::on_ended(uint64_t seq, Slot& slot) {
+  if (slot.extra != nullptr && slot.extra->user_len != 0) users_.erase_if(slot.extra->user(), seq);
+  line_.ended(seq, slot);
 }
 
 void Room::pass() {
@@ -190,6 +182,7 @@ void Room::expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why) {
     positions_moved_ = true;
   }
   sink_.emit(ticket_event(Event::Kind::kExpired, seq, slot, why));
+  on_ended(seq, slot);
 }
 
 uint64_t Room::admission_budget(int64_t now_ms, bool rate_capped) {
@@ -222,6 +215,10 @@ uint64_t Room::admit_from_cursor(uint64_t budget) {
   for (; seq < end; ++seq) {
     Slot* s = line_.find(seq);
     if (s == nullptr) break;
+    if (Line::is_sentinel(s)) {  // a segment of ended tickets: pass it whole
+      seq = line_.skip_ended(seq) - 1;
+      continue;
+    }
     uint8_t packed = load_state(*s);
     if (packed == 0) break;
     if (state_of(packed) != TicketState::kWaiting) continue;
@@ -265,6 +262,10 @@ void Room::sweep() {
   for (uint64_t seq = line_.cursor(); seq < end; ++seq) {
     Slot* s = line_.find(seq);
     if (s == nullptr) break;
+    if (Line::is_sentinel(s)) {
+      seq = line_.skip_ended(seq) - 1;
+      continue;
+    }
     uint8_t packed = load_state(*s);
     if (state_of(packed) != TicketState::kWaiting) continue;  // includes unpublished (0)
     uint32_t seen = std::atomic_ref<const uint32_t>(s->last_seen).load(std::memory_order_relaxed);
@@ -345,11 +346,16 @@ uint64_t Room::clear() {
     for (uint64_t seq = line_.cursor(); seq < end; ++seq) {
       Slot* s = line_.find(seq);
       if (s == nullptr) break;
+      if (Line::is_sentinel(s)) {
+        seq = line_.skip_ended(seq) - 1;
+        continue;
+      }
       uint8_t packed = load_state(*s);
       if (state_of(packed) != TicketState::kWaiting) continue;
       if (cas_state(*s, packed, cleared)) {
         line_.add_hole(seq, *s);
         seqs.push_back(seq);
+        on_ended(seq, *s);
       }
     }
     if (!seqs.empty()) {

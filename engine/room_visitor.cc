@@ -24,6 +24,7 @@ RoomConfig Room::config() const {
   c.session_ttl_seconds = session_ttl_s_.load(std::memory_order_relaxed);
   c.heartbeat_timeout_seconds = heartbeat_timeout_s_.load(std::memory_order_relaxed);
   c.max_waiting = max_waiting_.load(std::memory_order_relaxed);
+  c.trust_user = trust_user_.load(std::memory_order_relaxed);
   return c;
 }
 
@@ -43,12 +44,16 @@ RoomCounters Room::counters() const {
   return c;
 }
 
-std::pair<uint64_t, uint64_t> Room::publish_new(const UserNode* user, std::string_view name) {
-  uint64_t seq = line_.claim();
+Result<std::pair<uint64_t, uint64_t>> Room::publish_new(const TicketExtra* extra) {
+  uint64_t seq = 0;
+  if (!line_.claim(&seq)) {
+    free_extra(extra);
+    return Status(Code::kRoomFull, "room '" + name_ + "' has handed out all its tickets");
+  }
   Slot& s = line_.slot_for_publish(seq);
   Tag tag = random_tag();
   std::memcpy(s.tag, tag.data(), sizeof(s.tag));
-  s.user = user;
+  s.extra = extra;
   s.last_seen = now_tick();
   // Told before it is published, so the join precedes every later change of this ticket
   // in the journal: nobody can change a ticket they cannot see.
@@ -56,13 +61,16 @@ std::pair<uint64_t, uint64_t> Room::publish_new(const UserNode* user, std::strin
   if (env_.journal != nullptr) {  // the hot path without a journal builds no change
     Change c = change(Change::Kind::kJoin, seq);
     c.tag = tag;
-    c.user = name;
+    if (extra != nullptr) {
+      c.user = extra->user();
+      if (extra->has_key) c.key_hash = &extra->key;
+    }
     durable_at = env_.journal->record(c);
   }
-  // release: the tag, user and last_seen above are visible to whoever sees WAITING.
+  // release: the tag, extra and last_seen above are visible to whoever sees WAITING.
   std::atomic_ref<uint8_t>(s.state).store(pack_state(TicketState::kWaiting, EndReason::kNone),
                                           std::memory_order_release);
-  return {seq, durable_at};
+  return std::pair{seq, durable_at};
 }
 
 bool Room::might_admit() const {
@@ -72,46 +80,42 @@ bool Room::might_admit() const {
   return cap == 0 || in_use_.load(std::memory_order_relaxed) < cap;
 }
 
-Result<JoinResult> Room::join(std::string_view user) {
-  auto refuse_if_full = [&]() -> Status {
-    uint64_t max = max_waiting_.load(std::memory_order_relaxed);
-    if (max != 0 && line_.waiting() >= max) {
-      return {Code::kRoomFull, "the waiting line of room '" + name_ + "' is full"};
-    }
-    return Status::ok();
-  };
+Status Room::refuse_if_full() const {
+  uint64_t max = max_waiting_.load(std::memory_order_relaxed);
+  if (line_.waiting() >= (max == 0 ? RoomConfig::kMaxWaitingCap : max)) {
+    return {Code::kRoomFull, "the waiting line of room '" + name_ + "' is full"};
+  }
+  return Status::ok();
+}
+
+Result<JoinResult> Room::join(const JoinRequest& req) {
   JoinResult r;
   uint64_t seq = 0;
-  if (user.empty()) {
+  if (req.user.empty()) {
     if (Status st = refuse_if_full(); !st.is_ok()) return st;
-    std::tie(seq, r.durable_at) = publish_new(nullptr, {});
+    auto p = publish_new(make_extra({}, req.key_hash));
+    if (!p.is_ok()) return p.status();
+    std::tie(seq, r.durable_at) = p.value();
     r.created = true;
   } else {
-    bool inserted = false;
-    UserNode* node = users_.find_or_insert(user, &inserted);
-    for (uint64_t t = inserted ? UserNode::kPending : node->ticket();; t = node->ticket()) {
-      if (t == UserNode::kPending && !inserted) {
-        std::this_thread::yield();  // another join for this user is creating its ticket
-        continue;
-      }
-      if (t != UserNode::kNone && t != UserNode::kPending) {
-        const Slot* s = line_.find(t - 1);
-        uint8_t packed = load_state(*s);
-        if (is_live(state_of(packed))) {
-          seq = t - 1;
-          break;
-        }
-      }
-      if (!inserted && !node->try_begin(t)) continue;
-      // This join owns the node's next ticket.
-      if (Status st = refuse_if_full(); !st.is_ok()) {
-        node->restore(inserted ? UserNode::kNone : t);
-        return st;
-      }
-      std::tie(seq, r.durable_at) = publish_new(node, user);
-      node->set_ticket(seq);
+    // The user's stripe stays locked until the ticket is decided: racing joins for one
+    // user take turns, so they agree on one ticket.
+    UserIndex::Lock user = users_.lock(req.user);
+    bool live = false;
+    if (user.seq() != UserIndex::kNone) {
+      const Slot* s = line_.find(user.seq());
+      live = s != nullptr && is_live(state_of(load_state(*s)));
+    }
+    if (live) {
+      seq = user.seq();
+    } else {
+      if (Status st = refuse_if_full(); !st.is_ok()) return st;
+      const TicketExtra* extra = make_extra(req.user, req.key_hash);
+      auto p = publish_new(extra);
+      if (!p.is_ok()) return p.status();
+      std::tie(seq, r.durable_at) = p.value();
+      user.set(extra->user(), seq);
       r.created = true;
-      break;
     }
   }
   // An auto room with a free slot admits the new ticket now: by this thread, or by the one
@@ -119,6 +123,7 @@ Result<JoinResult> Room::join(std::string_view user) {
   if (r.created && might_admit()) request_pass();
   const Slot* s = line_.find(seq);
   r.ticket = view_of(seq, *s, load_state(*s));
+  if (s->extra != nullptr) r.key_hash = s->extra->key_hash();
   return r;
 }
 
@@ -156,6 +161,15 @@ TicketView Room::view_of(uint64_t seq, const Slot& slot, uint8_t packed,
     v.eta_seconds = 0.0;
     v.admitted_at_ms = tick_to_ms(
         std::atomic_ref<const uint32_t>(slot.admitted_at).load(std::memory_order_relaxed));
+    if (v.state == TicketState::kAllowed) {
+      v.valid_until_ms =
+          v.admitted_at_ms + int64_t{allowed_ttl_s_.load(std::memory_order_relaxed)} * 1000;
+    } else {
+      const uint32_t seen =
+          std::atomic_ref<const uint32_t>(slot.last_seen).load(std::memory_order_relaxed);
+      v.valid_until_ms =
+          tick_to_ms(seen) + int64_t{session_ttl_s_.load(std::memory_order_relaxed)} * 1000;
+    }
   }
   return v;
 }
@@ -188,11 +202,7 @@ Result<TicketView> Room::leave(std::string_view id) {
     left_total_.fetch_add(1, std::memory_order_relaxed);
     {
       std::lock_guard lock(inbox_mu_);
-      if (was == TicketState::kWaiting) {
-        inbox_holes_.push_back(seq);
-      } else {
-        ++inbox_freed_;
-      }
+      (was == TicketState::kWaiting ? inbox_holes_ : inbox_freed_).push_back(seq);
     }
     // The owner counts the hole, or hands the freed slot to the next in line, now.
     request_pass();
@@ -207,7 +217,7 @@ std::vector<RestoredTicket> Room::export_live() const {
   const uint64_t end = line_.claimed();
   // Tickets below the cursor that still hold a slot come from the holders' side of the
   // line; scanning from 0 keeps this simple and runs only for snapshots.
-  for (uint64_t seq = 0; seq < end; ++seq) {
+  for (uint64_t seq = line_.skip_ended(0); seq < end; seq = line_.skip_ended(seq + 1)) {
     // A join claims its place, is journaled, then published: wait out that moment, so a
     // snapshot that began after the journal took the join also holds the ticket.
     const Slot* s = nullptr;
@@ -219,7 +229,10 @@ std::vector<RestoredTicket> Room::export_live() const {
     RestoredTicket t;
     t.seq = seq;
     t.tag = {s->tag[0], s->tag[1], s->tag[2]};
-    if (s->user != nullptr) t.user = std::string(s->user->name());
+    if (s->extra != nullptr) {
+      t.user = std::string(s->extra->user());
+      t.key_hash = s->extra->key_hash();
+    }
     t.state = state_of(packed);
     t.reason = reason_of(packed);
     if (holds_slot(t.state)) {
@@ -231,13 +244,19 @@ std::vector<RestoredTicket> Room::export_live() const {
   return out;
 }
 
+void Room::fill_extra(const Slot& s, TicketDetail* d) {
+  if (s.extra == nullptr) return;
+  d->user = std::string(s.extra->user());
+  d->key_hash = s.extra->key_hash();
+}
+
 Result<TicketDetail> Room::describe(std::string_view id) const {
   uint64_t seq = 0;
   const Slot* s = find_ticket(id, &seq);
   if (s == nullptr) return Status(Code::kTicketNotFound, "no such ticket in this room");
   TicketDetail d;
   d.ticket = view_of(seq, *s, load_state(*s), id);
-  if (s->user != nullptr) d.user = std::string(s->user->name());
+  fill_extra(*s, &d);
   return d;
 }
 
@@ -271,7 +290,7 @@ Result<TicketDetail> Room::activate(std::string_view id) {
   TicketDetail d;
   d.first_use = first_use;
   d.ticket = view_of(seq, *s, packed, id);
-  if (s->user != nullptr) d.user = std::string(s->user->name());
+  fill_extra(*s, &d);
   return d;
 }
 

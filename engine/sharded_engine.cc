@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/epoch.h"
 #include "engine/room.h"
 #include "engine/room_registry.h"
 
@@ -26,10 +27,8 @@ struct Shard final : EventSink {
     events.enqueue(std::move(e));
   }
 
-  std::mutex rooms_mu;                       // guards rooms and graveyard
+  std::mutex rooms_mu;                       // guards rooms
   std::vector<std::unique_ptr<Room>> rooms;  // run_shard's list
-  // Deleted rooms, kept until their grace time so visitors still inside them finish.
-  std::vector<std::pair<int64_t, std::unique_ptr<Room>>> graveyard;
   const size_t max_events;
   moodycamel::ConcurrentQueue<Event> events;
   std::atomic<uint64_t> dropped{0};  // statistics: relaxed
@@ -53,6 +52,7 @@ class ShardedEngine final : public Engine {
   Status put_room(std::string_view name, const RoomConfig& config) override {
     if (!valid_room_name(name)) return bad_room_name();
     if (Status st = config.validate(); !st.is_ok()) return st;
+    epoch::Guard pinned;
     std::lock_guard admin(admin_);
     if (Room* r = registry_.find(name)) {
       r->set_config(config, true);
@@ -87,12 +87,11 @@ class ShardedEngine final : public Engine {
   }
 
   Result<RoomInfo> room_info(std::string_view name) const override {
-    const Room* r = registry_.find(name);
-    if (r == nullptr) return no_room(name);
-    return RoomInfo{r->name(), r->config(), r->counters()};
+    return in_room(name, [&](Room& r) { return RoomInfo{r.name(), r.config(), r.counters()}; });
   }
 
   std::vector<RoomInfo> rooms() const override {
+    epoch::Guard pinned;
     std::vector<RoomInfo> out;
     registry_.for_each([&](const Room* r) {
       out.push_back(RoomInfo{r->name(), r->config(), r->counters()});
@@ -103,6 +102,7 @@ class ShardedEngine final : public Engine {
   }
 
   Status delete_room(std::string_view name) override {
+    epoch::Guard pinned;
     std::lock_guard admin(admin_);
     Room* r = registry_.find(name);
     if (r == nullptr) return no_room(name);
@@ -118,7 +118,8 @@ class ShardedEngine final : public Engine {
     std::lock_guard rooms(shard.rooms_mu);
     auto it = std::find_if(shard.rooms.begin(), shard.rooms.end(),
                            [&](const auto& p) { return p.get() == r; });
-    shard.graveyard.emplace_back(clock_->now_ms() + options_.retire_grace_ms, std::move(*it));
+    // Visitors may still be inside it: freed once the last of them has left (epoch.h).
+    epoch::retire(it->release());
     shard.rooms.erase(it);
     return Status::ok();
   }
@@ -131,11 +132,12 @@ class ShardedEngine final : public Engine {
     return in_room(name, [&](Room& r) { return r.clear(); });
   }
 
-  Result<JoinResult> join(std::string_view name, std::string_view user) override {
-    if (!user.empty() && !valid_user(user)) {
-      return Status(Code::kInvalidArgument, "user must be 1-128 bytes with no control characters");
+  using Engine::join;
+  Result<JoinResult> join(std::string_view name, const JoinRequest& request) override {
+    if (!request.user.empty() && !valid_user(request.user)) {
+      return Status(Code::kInvalidArgument, kUserRule);
     }
-    return in_room(name, [&](Room& r) { return r.join(user); });
+    return in_room(name, [&](Room& r) { return r.join(request); });
   }
 
   Result<TicketView> status(std::string_view name, std::string_view ticket) override {
@@ -170,10 +172,20 @@ class ShardedEngine final : public Engine {
 
   void run_shard(unsigned index) override {
     Shard& shard = *shards_.at(index);
-    std::lock_guard rooms(shard.rooms_mu);
-    for (auto& room : shard.rooms) room->run(options_.sweep_interval_ms);
-    int64_t now = clock_->now_ms();
-    std::erase_if(shard.graveyard, [&](const auto& g) { return g.first <= now; });
+    {
+      epoch::Guard pinned;
+      std::lock_guard rooms(shard.rooms_mu);
+      for (auto& room : shard.rooms) room->run(options_.sweep_interval_ms);
+    }
+    // Memory given back (ended segments, deleted rooms) is freed once no reader can see it;
+    // a reclaim costs membarrier calls, so at most one per reclaim_interval_ms unless a lot
+    // is waiting.
+    const int64_t now = clock_->now_ms();
+    if (now - last_reclaim_ms_.load(std::memory_order_relaxed) >= options_.reclaim_interval_ms ||
+        epoch::pending() >= 64) {
+      last_reclaim_ms_.store(now, std::memory_order_relaxed);
+      epoch::reclaim();
+    }
   }
 
   size_t poll_events(std::vector<Event>& out, size_t max) override {
@@ -190,6 +202,7 @@ class ShardedEngine final : public Engine {
   }
 
   EngineStats stats() const override {
+    epoch::Guard pinned;
     EngineStats s;
     for (const auto& shard : shards_)
       s.events_dropped += shard->dropped.load(std::memory_order_relaxed);
@@ -233,6 +246,7 @@ class ShardedEngine final : public Engine {
   template <typename F>
   auto in_room(std::string_view name, F&& f) const ->
       typename AsResult<decltype(f(std::declval<Room&>()))>::type {
+    epoch::Guard pinned;  // the room, and its memory, stay while we are inside
     Room* r = registry_.find(name);
     if (r == nullptr) return no_room(name);
     return f(*r);
@@ -255,6 +269,7 @@ class ShardedEngine final : public Engine {
   std::mutex admin_;  // serialises room creation and deletion (the registry's one writer)
   RoomRegistry registry_;
   std::vector<std::unique_ptr<Shard>> shards_;
+  std::atomic<int64_t> last_reclaim_ms_{0};  // a lone timestamp: relaxed
 };
 
 }  // namespace

@@ -1,82 +1,65 @@
 #include "engine/user_index.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <functional>
-#include <new>
 
 namespace anteroom {
 
-UserIndex::UserIndex(uint32_t bucket_bits) : bucket_bits_(bucket_bits) {}
+UserIndex::~UserIndex() { delete[] stripes_.load(std::memory_order_acquire); }
 
-UserIndex::~UserIndex() {
-  std::atomic<UserNode*>* b = buckets_.load(std::memory_order_acquire);
-  if (b == nullptr) return;
-  for (size_t i = 0; i < (size_t{1} << bucket_bits_); ++i) {
-    UserNode* n = b[i].load(std::memory_order_relaxed);
-    while (n != nullptr) {
-      UserNode* next = n->next_;
-      n->~UserNode();
-      std::free(n);
-      n = next;
+UserIndex::Stripe& UserIndex::stripe(std::string_view user) {
+  Stripe* s = stripes_.load(std::memory_order_acquire);
+  if (s == nullptr) {
+    auto* fresh = new Stripe[kStripes];
+    if (stripes_.compare_exchange_strong(s, fresh, std::memory_order_acq_rel)) {
+      s = fresh;
+    } else {
+      delete[] fresh;  // another join installed them first; `s` holds theirs
     }
   }
-  delete[] b;
+  return s[std::hash<std::string_view>{}(user) % kStripes];
 }
 
-std::atomic<UserNode*>* UserIndex::buckets() {
-  std::atomic<UserNode*>* b = buckets_.load(std::memory_order_acquire);
-  if (b != nullptr) return b;
-  size_t n = size_t{1} << bucket_bits_;
-  auto* fresh = new std::atomic<UserNode*>[n];
-  for (size_t i = 0; i < n; ++i) fresh[i].store(nullptr, std::memory_order_relaxed);
-  if (buckets_.compare_exchange_strong(b, fresh, std::memory_order_acq_rel)) {
-    bytes_.fetch_add(n * sizeof(fresh[0]), std::memory_order_relaxed);
-    return fresh;
+UserIndex::Lock::Lock(Stripe& stripe, std::string_view user)
+    : stripe_(stripe), lock_(stripe.mu), user_(user) {
+  auto it = stripe_.map.find(user);
+  if (it != stripe_.map.end()) seq_ = it->second;
+}
+
+void UserIndex::Lock::set(std::string_view key, uint64_t seq) {
+  stripe_.map.erase(user_);
+  stripe_.map.emplace(key, seq);
+  seq_ = seq;
+}
+
+void UserIndex::erase_if(std::string_view user, uint64_t seq) {
+  Stripe& s = stripe(user);
+  std::lock_guard lock(s.mu);
+  auto it = s.map.find(user);
+  if (it != s.map.end() && it->second == seq) s.map.erase(it);
+}
+
+size_t UserIndex::size() const {
+  Stripe* s = stripes_.load(std::memory_order_acquire);
+  if (s == nullptr) return 0;
+  size_t n = 0;
+  for (size_t i = 0; i < kStripes; ++i) {
+    std::lock_guard lock(s[i].mu);
+    n += s[i].map.size();
   }
-  delete[] fresh;
-  return b;
+  return n;
 }
 
-UserNode* UserIndex::make_node(std::string_view user) {
-  void* mem = std::malloc(sizeof(UserNode) + user.size());
-  if (mem == nullptr) throw std::bad_alloc();
-  auto* node = new (mem) UserNode();
-  node->len_ = static_cast<uint32_t>(user.size());
-  std::memcpy(reinterpret_cast<char*>(node + 1), user.data(), user.size());
-  return node;
-}
-
-UserNode* UserIndex::find_or_insert(std::string_view user, bool* inserted) {
-  *inserted = false;
-  std::atomic<UserNode*>& head =
-      buckets()[std::hash<std::string_view>{}(user) & ((size_t{1} << bucket_bits_) - 1)];
-  UserNode* fresh = nullptr;
-  // acquire: a node seen through the list has its name and next_ visible.
-  UserNode* seen = head.load(std::memory_order_acquire);
-  UserNode* stop = nullptr;  // nodes from here on were already searched
-  for (;;) {
-    for (UserNode* n = seen; n != stop; n = n->next_) {
-      if (n->name() == user) {
-        if (fresh != nullptr) {
-          fresh->~UserNode();
-          std::free(fresh);
-        }
-        return n;
-      }
-    }
-    if (fresh == nullptr) fresh = make_node(user);
-    fresh->next_ = seen;
-    // release: publishes the node's fields to readers who load the head.
-    if (head.compare_exchange_weak(seen, fresh, std::memory_order_acq_rel,
-                                   std::memory_order_acquire)) {
-      bytes_.fetch_add(sizeof(UserNode) + user.size(), std::memory_order_relaxed);
-      *inserted = true;
-      return fresh;
-    }
-    // Someone linked ahead of us: search only the new nodes, then try again.
-    stop = fresh->next_;
+size_t UserIndex::bytes_allocated() const {
+  Stripe* s = stripes_.load(std::memory_order_acquire);
+  if (s == nullptr) return 0;
+  size_t bytes = kStripes * sizeof(Stripe);
+  for (size_t i = 0; i < kStripes; ++i) {
+    std::lock_guard lock(s[i].mu);
+    // A node (next pointer, key, value, cached hash) and its bucket pointer.
+    bytes += s[i].map.size() * (sizeof(void*) * 3 + sizeof(std::string_view) + 8) +
+             s[i].map.bucket_count() * sizeof(void*);
   }
+  return bytes;
 }
 
 }  // namespace anteroom

@@ -1,68 +1,68 @@
-// Maps a room's users to their current ticket, so the same user always gets the same live
+// Maps a room's users to their live ticket, so the same user always gets the same live
 // ticket, also when two joins for that user race.
 //
-// Thread safety: every method may be called from any thread. Lock-free: a fixed array of
-// buckets, each a singly linked list that only grows at its head by CAS. A node, once
-// linked, stays until the index is destroyed (with its room).
+// Thread safety: every method from any thread. Users are spread over 16 stripes, each a
+// hash map under its own mutex, held only for a lookup plus, at most, the creation of one
+// ticket: joins for different users rarely meet, and joins for one user take turns, which
+// is what makes them agree. Anonymous joins never come here.
 //
-// Each node holds `ticket`: 0 = none yet, kPending = a join is creating one, else seq + 1.
-// A join for user u: find or link u's node; then whoever moves `ticket` from "none or dead"
-// to kPending creates the ticket and stores its seq; everyone else waits for that store
-// (a few hundred ns) and returns the same ticket.
+// Memory follows the live tickets: the owner erases a user's entry when the ticket ends
+// (erase_if), and the stripes are allocated on the room's first named join. Keys are views
+// of the name kept in the ticket's TicketExtra, which outlives the entry (it is freed with
+// the ticket's segment, after the ticket ended and its entry was erased).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string_view>
+#include <unordered_map>
 
 namespace anteroom {
 
-class UserNode {
- public:
-  static constexpr uint64_t kNone = 0;
-  static constexpr uint64_t kPending = ~uint64_t{0};
-
-  // The name is stored right after the node, in the same allocation.
-  std::string_view name() const { return {reinterpret_cast<const char*>(this + 1), len_}; }
-  // seq + 1 of the user's latest ticket, kNone, or kPending. acquire: pairs with the release
-  // in set_ticket so the ticket's slot is published before its number is seen here.
-  uint64_t ticket() const { return ticket_.load(std::memory_order_acquire); }
-  bool try_begin(uint64_t expected) {
-    return ticket_.compare_exchange_strong(expected, kPending, std::memory_order_acq_rel);
-  }
-  void set_ticket(uint64_t seq) { ticket_.store(seq + 1, std::memory_order_release); }
-  // Gives up a try_begin (or a fresh node): puts back the value `raw` that ticket() held.
-  void restore(uint64_t raw) { ticket_.store(raw, std::memory_order_release); }
-
- private:
-  friend class UserIndex;
-  UserNode* next_ = nullptr;  // immutable once the node is linked
-  std::atomic<uint64_t> ticket_{kPending};
-  uint32_t len_ = 0;
-};
-
 class UserIndex {
  public:
-  explicit UserIndex(uint32_t bucket_bits = 18);
+  struct Stripe {
+    std::mutex mu;
+    std::unordered_map<std::string_view, uint64_t> map;  // guarded by mu
+  };
+  static constexpr uint64_t kNone = ~uint64_t{0};
+
+  UserIndex() = default;
   ~UserIndex();
   UserIndex(const UserIndex&) = delete;
   UserIndex& operator=(const UserIndex&) = delete;
 
-  // The node for `user`. If it had to be linked, *inserted is true and its ticket is
-  // kPending, owned by the caller, who must call set_ticket().
-  UserNode* find_or_insert(std::string_view user, bool* inserted);
-  size_t bytes_allocated() const { return bytes_.load(std::memory_order_relaxed); }
+  // The user's entry, with its stripe locked for as long as this lives.
+  class Lock {
+   public:
+    Lock(Stripe& stripe, std::string_view user);
+    // The user's ticket, or kNone.
+    uint64_t seq() const { return seq_; }
+    // The user's ticket is now `seq`, named by `key` (a view that lives as long as the
+    // ticket: its TicketExtra's).
+    void set(std::string_view key, uint64_t seq);
+
+   private:
+    Stripe& stripe_;
+    std::unique_lock<std::mutex> lock_;
+    std::string_view user_;
+    uint64_t seq_ = kNone;
+  };
+  Lock lock(std::string_view user) { return Lock(stripe(user), user); }
+
+  // Owner: `user`'s ticket `seq` ended; forget it unless the user has a newer one.
+  void erase_if(std::string_view user, uint64_t seq);
+  size_t size() const;
+  size_t bytes_allocated() const;
 
  private:
-  std::atomic<UserNode*>* buckets();
-  static UserNode* make_node(std::string_view user);
+  static constexpr size_t kStripes = 16;
+  Stripe& stripe(std::string_view user);
 
-  const uint32_t bucket_bits_;
-  // Allocated on first use, so rooms without named users pay nothing. Installed by CAS
-  // (acq_rel) and loaded with acquire so the zeroed array is seen initialised.
-  std::atomic<std::atomic<UserNode*>*> buckets_{nullptr};
-  std::atomic<size_t> bytes_{0};  // statistics only: relaxed
+  // Allocated on first use by CAS (acq_rel), loaded with acquire.
+  std::atomic<Stripe*> stripes_{nullptr};
 };
 
 }  // namespace anteroom

@@ -1,5 +1,6 @@
 #include "storage/log_records.h"
 
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <optional>
@@ -59,11 +60,22 @@ class In {
   }
   bool done() const { return pos_ == s_.size(); }
   size_t left() const { return s_.size() - pos_; }
+  bool bytes(uint8_t* out, size_t n) {
+    if (n > left()) return false;
+    std::memcpy(out, s_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
 
  private:
   std::string_view s_;
   size_t pos_ = 0;
 };
+
+// Numbered room fields after the seven fixed ones: adding a field adds a number, and a
+// reader skips numbers it does not know only if the writer said they may be skipped (never,
+// so far: an unknown number is damage).
+enum RoomField : uint64_t { kTrustUser = 1 };
 
 void put_room_config(std::string* p, const RoomConfig& c) {
   for (uint64_t v :
@@ -72,6 +84,9 @@ void put_room_config(std::string* p, const RoomConfig& c) {
         uint64_t{c.session_ttl_seconds}, uint64_t{c.heartbeat_timeout_seconds}, c.max_waiting}) {
     put_varint(p, v);
   }
+  put_varint(p, 1);  // numbered fields follow
+  put_varint(p, kTrustUser);
+  put_varint(p, c.trust_user ? 1 : 0);
 }
 
 void put_state(std::string* p, std::string_view room, uint64_t seq, TicketState state,
@@ -84,12 +99,17 @@ void put_state(std::string* p, std::string_view room, uint64_t seq, TicketState 
 }
 
 void put_join(std::string* p, std::string_view room, uint64_t seq,
-              const std::array<uint32_t, 3>& tag, std::string_view user, int64_t wall_ms) {
+              const std::array<uint32_t, 3>& tag, std::string_view user, int64_t wall_ms,
+              const KeyHash* key) {
   put_string(p, room);
   put_varint(p, seq);
   for (uint32_t t : tag) put_varint(p, t);
   put_string(p, user);
   put_varint(p, zigzag(wall_ms));
+  if (key != nullptr) {
+    put_varint(p, 1);  // flags: a key hash follows
+    p->append(reinterpret_cast<const char*>(key->data()), key->size());
+  }
 }
 
 void put_clear_seqs(std::string* p, std::string_view room, int64_t wall_ms,
@@ -123,7 +143,7 @@ void encode_change(const Change& c, int64_t wall_minus_engine_ms, std::string* o
       break;
     case Change::Kind::kJoin:
       type = 4;
-      put_join(&p, c.room, c.seq, c.tag, c.user, wall);
+      put_join(&p, c.room, c.seq, c.tag, c.user, wall, c.key_hash);
       break;
     case Change::Kind::kAdmit:
       put_state(&p, c.room, c.seq, TicketState::kAllowed, EndReason::kNone, wall);
@@ -162,7 +182,8 @@ void encode(const Any& any, std::string* out) {
     put_string(&p, d->room);
   } else if (const auto* j = std::get_if<Join>(&any)) {
     type = 4;
-    put_join(&p, j->room, j->seq, j->tag, j->user, j->wall_ms);
+    put_join(&p, j->room, j->seq, j->tag, j->user, j->wall_ms,
+             j->key_hash ? &*j->key_hash : nullptr);
   } else if (const auto* s = std::get_if<StateChange>(&any)) {
     type = 5;
     put_state(&p, s->room, s->seq, s->state, s->reason, s->wall_ms);
@@ -206,6 +227,18 @@ std::optional<Any> parse_room_put(In& in) {
     return std::nullopt;
   }
   c.admission = static_cast<AdmissionMode>(admission);
+  if (in.done()) return r;  // written before numbered fields existed
+  uint64_t fields = 0;
+  if (!in.varint(&fields) || fields > in.left()) return std::nullopt;
+  for (uint64_t i = 0; i < fields; ++i) {
+    uint64_t field = 0, value = 0;
+    if (!in.varint(&field) || !in.varint(&value)) return std::nullopt;
+    if (field == kTrustUser && value <= 1) {
+      c.trust_user = value == 1;
+    } else {
+      return std::nullopt;
+    }
+  }
   return r;
 }
 

@@ -3,9 +3,11 @@
 //
 // Record types (the frame's type byte):
 //   1 meta         version, the engine's id key (first record of a log)
-//   2 room_put     room, full config
+//   2 room_put     room, full config: seven varints, then (version 2) a count of numbered
+//                  fields and each field's number and value (1: trust_user)
 //   3 room_delete  room
-//   4 join         room, seq, tag, user, wall-clock ms
+//   4 join         room, seq, tag, user, wall-clock ms, then (version 2, optional) flags
+//                  and, with flag 1, the 32-byte hash of the client's key
 //   5 state        room, seq, new state, reason, wall-clock ms (admit, activate, leave,
 //                  expire)
 //   6 clear        room, wall-clock ms: every ticket still WAITING at this point left
@@ -19,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -50,6 +53,7 @@ struct Join {
   std::array<uint32_t, 3> tag{};
   std::string user;
   int64_t wall_ms = 0;
+  std::optional<KeyHash> key_hash;
 };
 struct StateChange {
   std::string room;

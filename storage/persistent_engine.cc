@@ -38,9 +38,10 @@ class PersistentEngine final : private LogParts, public ForwardingEngine {
         ForwardingEngine(std::move(inner)),
         snapshots_(this->inner(), *log, o.dir, key, engine_minus_wall_ms, o.snapshot_after_bytes) {}
 
-  Result<JoinResult> join(std::string_view room, std::string_view user) override {
+  using Engine::join;
+  Result<JoinResult> join(std::string_view room, const JoinRequest& request) override {
     if (Status st = log->health(); !st.is_ok()) return st;
-    return inner().join(room, user);
+    return inner().join(room, request);
   }
   void run_shard(unsigned shard) override {
     inner().run_shard(shard);

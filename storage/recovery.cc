@@ -39,6 +39,7 @@ void Recovery::apply(const Any& any) {
     Ticket& t = room->second.tickets[j->seq];
     t.tag = j->tag;
     t.user = j->user;
+    t.key_hash = j->key_hash;
   } else if (const auto* s = std::get_if<StateChange>(&any)) {
     apply_state(*s);
   } else if (const auto* c = std::get_if<Clear>(&any)) {
@@ -66,6 +67,7 @@ std::vector<RestoredTicket> Recovery::tickets_for_restore(const Room& room,
     r.seq = seq;
     r.tag = t.tag;
     r.user = t.user;
+    r.key_hash = t.key_hash;
     r.state = t.state;
     r.reason = t.reason;
     if (holds_slot(t.state)) r.admitted_at_ms = t.admitted_wall_ms + engine_minus_wall_ms;

@@ -26,6 +26,7 @@ class Recovery {
   struct Ticket {
     std::array<uint32_t, 3> tag{};
     std::string user;
+    std::optional<KeyHash> key_hash;
     TicketState state = TicketState::kWaiting;
     EndReason reason = EndReason::kNone;
     int64_t admitted_wall_ms = 0;

@@ -55,7 +55,7 @@ std::string Snapshotter::encode_state(uint64_t* tickets) const {
     if (!live.is_ok()) continue;  // deleted meanwhile; its delete record follows
     encode(RoomPut{room.name, room.config}, &out);
     for (const RestoredTicket& t : live.value()) {
-      encode(Join{room.name, t.seq, t.tag, t.user, 0}, &out);
+      encode(Join{room.name, t.seq, t.tag, t.user, 0, t.key_hash}, &out);
       const int64_t admitted_wall = t.admitted_at_ms - engine_minus_wall_ms_;
       if (holds_slot(t.state)) {
         encode(

@@ -24,9 +24,10 @@ TEST(Room, AdmissionStopsAtAJoinThatClaimedButHasNotPublished) {
   CollectingSink sink;
   Room room("r", config, env, sink);
 
-  auto first = room.join("");
-  uint64_t in_flight = room.line_for_test().claim();  // a join between claim and publish
-  auto third = room.join("");
+  auto first = room.join(JoinRequest{});
+  uint64_t in_flight = 0;  // a join between claim and publish
+  ASSERT_TRUE(room.line_for_test().claim(&in_flight));
+  auto third = room.join(JoinRequest{});
   ASSERT_TRUE(first.is_ok() && third.is_ok());
   EXPECT_EQ(third->ticket.position, 3u);  // the in-flight join counts as ahead
 

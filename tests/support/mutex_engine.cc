@@ -64,6 +64,7 @@ class MutexEngine final : public Engine {
       k.id = codec_.encode(t.seq, t.tag);
       k.tag = t.tag;
       k.user = t.user;
+      k.key_hash = t.key_hash;
       k.state = t.state;
       k.reason = t.reason;
       k.last_seen_ms = now;
@@ -93,6 +94,7 @@ class MutexEngine final : public Engine {
       x.seq = seq;
       x.tag = t.tag;
       x.user = t.user;
+      x.key_hash = t.key_hash;
       x.state = t.state;
       x.reason = t.reason;
       x.admitted_at_ms = holds_slot(t.state) ? t.admitted_at_ms : 0;
@@ -145,20 +147,20 @@ class MutexEngine final : public Engine {
     return r->clear();
   }
 
-  Result<JoinResult> join(std::string_view name, std::string_view user) override {
-    if (!user.empty() && !valid_user(user)) {
-      return Status(Code::kInvalidArgument, "user must be 1-128 bytes with no control characters");
-    }
+  using Engine::join;
+  Result<JoinResult> join(std::string_view name, const JoinRequest& request) override {
+    const std::string_view user = request.user;
+    if (!user.empty() && !valid_user(user)) return Status(Code::kInvalidArgument, kUserRule);
     std::lock_guard lock(mu_);
     MutexRoom* r = find(name);
     if (r == nullptr) return no_room(name);
     if (!user.empty()) {
       auto it = r->by_user.find(std::string(user));
       if (it != r->by_user.end() && is_live(r->tickets[it->second].state)) {
-        return JoinResult{r->view(it->second), false};
+        return JoinResult{r->view(it->second), r->tickets[it->second].key_hash, false};
       }
     }
-    if (r->config.max_waiting != 0 && r->waiting() >= r->config.max_waiting) {
+    if (r->waiting() >= r->config.waiting_limit()) {
       return Status(Code::kRoomFull,
                     "the waiting line of room '" + std::string(name) + "' is full");
     }
@@ -167,6 +169,7 @@ class MutexEngine final : public Engine {
     t.tag = random_tag();
     t.id = codec_.encode(seq, t.tag);
     t.user = std::string(user);
+    t.key_hash = request.key_hash;
     t.last_seen_ms = clock_->now_ms();
     r->by_id.emplace(std::string(id_view(t.id)), seq);
     if (!user.empty()) r->by_user[t.user] = seq;
@@ -176,7 +179,7 @@ class MutexEngine final : public Engine {
       r->admit_from_cursor(r->budget(true));
       r->emit_changes();
     }
-    return JoinResult{r->view(seq), true};
+    return JoinResult{r->view(seq), t.key_hash, true};
   }
 
   Result<TicketView> status(std::string_view name, std::string_view ticket) override {
@@ -198,7 +201,8 @@ class MutexEngine final : public Engine {
     if (r == nullptr) return no_room(name);
     auto it = r->by_id.find(std::string(ticket));
     if (it == r->by_id.end()) return Status(Code::kTicketNotFound, "no such ticket in this room");
-    return TicketDetail{r->view(it->second), r->tickets[it->second].user};
+    const MutexTicket& t = r->tickets[it->second];
+    return TicketDetail{r->view(it->second), t.user, false, t.key_hash};
   }
 
   Status heartbeat(std::string_view name, std::string_view ticket) override {
@@ -242,7 +246,7 @@ class MutexEngine final : public Engine {
     t.state = TicketState::kActive;
     t.last_seen_ms = clock_->now_ms();
     if (first_use) r->journal(Change::Kind::kActivate, it->second);
-    return TicketDetail{r->view(it->second), t.user, first_use};
+    return TicketDetail{r->view(it->second), t.user, first_use, t.key_hash};
   }
 
   unsigned shard_count() const override { return 1; }

@@ -53,6 +53,9 @@ TicketView MutexRoom::view(uint64_t seq) const {
   } else if (holds_slot(t.state)) {
     v.eta_seconds = 0.0;
     v.admitted_at_ms = t.admitted_at_ms;
+    v.valid_until_ms = t.state == TicketState::kAllowed
+                           ? t.admitted_at_ms + int64_t{config.allowed_ttl_seconds} * 1000
+                           : t.last_seen_ms + int64_t{config.session_ttl_seconds} * 1000;
   }
   return v;
 }
@@ -77,6 +80,7 @@ void MutexRoom::journal(Change::Kind kind, uint64_t seq, EndReason why) const {
   if (kind == Change::Kind::kJoin) {
     c.tag = tickets[seq].tag;
     c.user = tickets[seq].user;
+    if (tickets[seq].key_hash) c.key_hash = &*tickets[seq].key_hash;
   }
   env_.journal->record(c);
 }

@@ -4,6 +4,7 @@
 
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,6 +21,7 @@ struct MutexTicket {
   TicketId id{};
   Tag tag{};
   std::string user;
+  std::optional<KeyHash> key_hash;
   TicketState state = TicketState::kWaiting;
   EndReason reason = EndReason::kNone;
   int64_t last_seen_ms = 0;
