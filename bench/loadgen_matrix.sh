@@ -18,12 +18,12 @@ pid=
 cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-"$SERVER" --listen 127.0.0.1:0 --data-dir "$work/data" --appendfsync everysec --admin-key matrix \
-  --token-secret matrix >"$work/server.out" 2>&1 &
+"$SERVER" --listen 127.0.0.1:0 --data-dir "$work/data" --appendfsync everysec --admin-key matrix-admin-key-0001 \
+  --token-secret matrix-token-secret-0123456789abcdef >"$work/server.out" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do grep -q '^anteroom listening' "$work/server.out" 2>/dev/null && break; sleep 0.05; done
 PORT=$(sed -n 's|^anteroom listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$work/server.out")
-export ANTEROOM_ADMIN_KEY=matrix
+export ANTEROOM_ADMIN_KEY=matrix-admin-key-0001
 mkdir -p results/runs
 runs=()
 for n in $SIZES; do

@@ -14,13 +14,13 @@ work=$(mktemp -d)
 pid=
 cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-export ANTEROOM_ADMIN_KEY=scenarios
+export ANTEROOM_ADMIN_KEY=scenarios-admin-key-01
 
 start_server() {  # extra flags...
   [[ -n $pid ]] && { kill "$pid"; wait "$pid" 2>/dev/null || true; }
   rm -rf "$work/data" "$work/server.out"
-  "$SERVER" --listen 127.0.0.1:0 --data-dir "$work/data" --appendfsync everysec --admin-key scenarios \
-    --token-secret scenarios --max-connections 19500 "$@" >"$work/server.out" 2>&1 &
+  "$SERVER" --listen 127.0.0.1:0 --data-dir "$work/data" --appendfsync everysec --admin-key scenarios-admin-key-01 \
+    --token-secret scenarios-token-secret-0123456789ab --max-connections 19500 "$@" >"$work/server.out" 2>&1 &
   pid=$!
   for _ in $(seq 1 100); do grep -q '^anteroom listening' "$work/server.out" 2>/dev/null && break; sleep 0.05; done
   PORT=$(sed -n 's|^anteroom listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$work/server.out")

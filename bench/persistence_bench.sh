@@ -21,11 +21,11 @@ measure() {  # mode -> "rps p50 p99 errors"
   port=$(free_port)
   rm -rf "$work/data"
   if [[ $mode == off ]]; then args=(--no-persistence); else args=(--appendfsync "$mode"); fi
-  "$BIN" --listen "127.0.0.1:$port" --threads 2 --data-dir "$work/data" --admin-key k --token-secret s \
+  "$BIN" --listen "127.0.0.1:$port" --threads 2 --data-dir "$work/data" --admin-key persist-bench-key-01 --token-secret persist-bench-token-secret-0123456 \
     "${args[@]}" >/dev/null 2>&1 &
   pid=$!
   wait_port "$port"
-  curl -sf -X PUT -H "Authorization: Bearer k" "http://127.0.0.1:$port/v1/rooms/bench" \
+  curl -sf -X PUT -H "Authorization: Bearer persist-bench-key-01" "http://127.0.0.1:$port/v1/rooms/bench" \
     -d '{"capacity":0,"admission":"manual","heartbeat_timeout_seconds":86400,"max_waiting":0}' >/dev/null
   local out
   out=$(wrk -t2 -c200 -d"${SECS}s" --latency -s "$work/join.lua" "http://127.0.0.1:$port/v1/rooms/bench/tickets")

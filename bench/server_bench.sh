@@ -10,10 +10,10 @@ OUT=results/server.md
 source bench/lib.sh
 bench_workdir
 
-N=$(free_port); A=$(free_port); KEY=bench-key
+N=$(free_port); A=$(free_port); KEY=bench-admin-key-0001
 nginx_fixed_200 "$work" "$N"
 "$BIN" --listen "127.0.0.1:$A" --threads 2 --data-dir "$work/data" --no-persistence --admin-key "$KEY" \
-  --token-secret bench >/dev/null 2>&1 & pids+=($!)
+  --token-secret bench-token-secret-0123456789abcdefg >/dev/null 2>&1 & pids+=($!)
 wait_port "$N"; wait_port "$A"
 
 # A manual room (nothing admitted behind our back) holding 100,000 waiting tickets.

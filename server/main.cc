@@ -1,4 +1,7 @@
 // anteroom: parse flags, load secrets, start the server, stop gracefully on SIGINT/SIGTERM.
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <thread>
@@ -8,6 +11,38 @@
 #include "server/transport/server.h"
 #include "storage/check_log.h"
 #include "storage/persistent_engine.h"
+
+namespace {
+
+// Descriptors the process needs besides connections: the log and its snapshot, epoll and
+// event descriptors of each I/O thread, standard streams, the listener.
+constexpr rlim_t kReservedDescriptors = 64;
+
+// Raises the soft descriptor limit to the hard one and keeps --max-connections under it
+// with a reserve, so running out of descriptors cannot stop the server from answering
+// 503 or reading its own files.
+void fit_connections_to_descriptors(anteroom::Options* o) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  if (lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+    getrlimit(RLIMIT_NOFILE, &lim);
+  }
+  const rlim_t usable = lim.rlim_cur > 2 * kReservedDescriptors
+                            ? lim.rlim_cur - kReservedDescriptors
+                            : lim.rlim_cur / 2;
+  if (o->max_connections <= usable) return;
+  std::fprintf(stderr,
+               "anteroom: warning: --max-connections %u is more than %llu descriptors allow; "
+               "using %llu\n",
+               o->max_connections, static_cast<unsigned long long>(lim.rlim_cur),
+               static_cast<unsigned long long>(usable));
+  o->max_connections = static_cast<unsigned>(usable);
+  o->operator_reserve = std::min(o->operator_reserve, o->max_connections / 4);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace anteroom;
@@ -32,6 +67,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   Options o = options.value();
+  fit_connections_to_descriptors(&o);
   auto secrets = load_secrets(o.data_dir, o.token_secret, o.admin_key);
   if (!secrets.is_ok()) {
     std::fprintf(stderr, "anteroom: %s\n", secrets.status().message().c_str());

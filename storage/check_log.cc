@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "storage/log_records.h"
+#include "storage/recovery.h"
 
 namespace anteroom {
 
@@ -38,29 +38,22 @@ int check_log_main(int argc, char** argv) {
   std::stringstream s;
   s << in.rdbuf();
   const std::string data = s.str();
-  logfmt::Reader reader(data);
-  logfmt::Record rec;
-  uint64_t records = 0, undecodable = 0, first_bad = 0;
-  while (reader.next(&rec)) {
-    if (!logrec::decode(rec).is_ok() && undecodable++ == 0) first_bad = rec.offset;
-    ++records;
-  }
-  uint64_t cut = reader.valid_bytes();
-  std::string problem = reader.problem();
-  if (undecodable != 0 && first_bad < cut) {
-    cut = first_bad;
-    problem = "a record that does not parse at offset " + std::to_string(first_bad);
-  }
+  const logrec::LogScan scan = logrec::scan_log(data, nullptr);
   std::printf("%s: %zu bytes, %llu records\n", path.c_str(), data.size(),
-              static_cast<unsigned long long>(records));
-  if (reader.end() == logfmt::Reader::End::kClean && undecodable == 0) {
-    std::printf("ok: the log ends cleanly\n");
+              static_cast<unsigned long long>(scan.records));
+  if (scan.end == logfmt::Reader::End::kClean) {
+    std::printf("ok: the log ends cleanly and every record is one the server accepts\n");
     return 0;
   }
   std::printf("%s: %s; the data before offset %llu is intact, %llu bytes after it would be cut\n",
-              reader.end() == logfmt::Reader::End::kTornTail ? "torn tail" : "damaged",
-              problem.c_str(), static_cast<unsigned long long>(cut),
-              static_cast<unsigned long long>(data.size() - cut));
+              scan.end == logfmt::Reader::End::kTornTail ? "torn tail" : "damaged",
+              scan.problem.c_str(), static_cast<unsigned long long>(scan.cut),
+              static_cast<unsigned long long>(data.size() - scan.cut));
+  if (!scan.cut_repairs) {
+    std::printf("cutting would not help: the log is of a format this anteroom cannot read\n");
+    return 1;
+  }
+  const uint64_t cut = scan.cut;
   if (!fix) {
     std::printf("run again with --fix to cut it there\n");
     return 1;

@@ -88,5 +88,10 @@ void encode(const Any& r, std::string* out);
 void encode_change(const Change& c, int64_t wall_minus_engine_ms, std::string* out);
 // The record's content; kInvalidArgument if the payload does not parse.
 Result<Any> decode(const logfmt::Record& r);
+// Whether a decoded record says something the server could have written: room names and
+// users as the API accepts them, a configuration that validates, sequence numbers a room
+// can hand out, states with the reasons they go with. kInvalidArgument saying what is
+// wrong otherwise. Recovery and `anteroom check-log` both apply it to every record.
+Status validate(const Any& r);
 
 }  // namespace anteroom::logrec

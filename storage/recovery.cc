@@ -86,64 +86,70 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-std::string fix_hint(const std::string& dir) {
-  return "run `anteroom check-log --fix " + dir + "` to cut the log there";
-}
-
-// Checks a snapshot's trailing checksum, a version, and folds the record. kInvalidArgument:
-// the record does not parse (check-log --fix can cut it off); kUnavailable: anything else.
-Status take(const logfmt::Record& rec, const std::string& data, const std::string& where,
-            std::optional<uint64_t>* snapshot_begin, Recovery* out) {
-  auto any = decode(rec);
-  if (!any.is_ok()) return Status(Code::kInvalidArgument, where + any.status().message());
-  if (std::holds_alternative<SnapshotBegin>(any.value())) *snapshot_begin = rec.offset;
-  if (const auto* end = std::get_if<SnapshotEnd>(&any.value())) {
-    if (!*snapshot_begin ||
-        logfmt::crc32c(data.data() + **snapshot_begin, rec.offset - **snapshot_begin) != end->crc) {
-      return Status(Code::kUnavailable, where + "the snapshot ending at offset " +
-                                            std::to_string(rec.offset) +
-                                            " does not match its checksum");
-    }
-  }
-  out->apply(any.value());
-  if (out->version() < kOldestVersion || out->version() > kVersion) {
-    return Status(Code::kUnavailable,
-                  where + "written in log format version " + std::to_string(out->version()) +
-                      ", this anteroom reads versions " + std::to_string(kOldestVersion) + " to " +
-                      std::to_string(kVersion));
-  }
-  return Status::ok();
-}
-
 }  // namespace
+
+LogScan scan_log(std::string_view data, Recovery* fold) {
+  LogScan scan;
+  logfmt::Reader reader(data);
+  logfmt::Record rec;
+  std::optional<uint64_t> snapshot_begin;
+  Recovery scratch;  // the version check needs a fold even when the caller wants none
+  Recovery* into = fold != nullptr ? fold : &scratch;
+  auto stop = [&](uint64_t at, std::string why, bool repairs) {
+    scan.end = logfmt::Reader::End::kCorrupt;
+    scan.problem = std::move(why);
+    scan.cut = at;
+    scan.cut_repairs = repairs;
+    return scan;
+  };
+  while (reader.next(&rec)) {
+    const std::string at = "record " + std::to_string(scan.records + 1) + " (type " +
+                           std::to_string(rec.type) + ") at offset " + std::to_string(rec.offset);
+    auto any = decode(rec);
+    if (!any.is_ok()) return stop(rec.offset, at + " does not parse", true);
+    if (Status st = validate(any.value()); !st.is_ok()) {
+      const bool version = std::holds_alternative<Meta>(any.value());
+      return stop(rec.offset, at + ": " + st.message(), !version);
+    }
+    if (std::holds_alternative<SnapshotBegin>(any.value())) snapshot_begin = rec.offset;
+    if (std::holds_alternative<SnapshotEnd>(any.value())) {
+      const uint32_t want = std::get<SnapshotEnd>(any.value()).crc;
+      if (!snapshot_begin ||
+          logfmt::crc32c(data.data() + *snapshot_begin, rec.offset - *snapshot_begin) != want) {
+        return stop(snapshot_begin.value_or(rec.offset),
+                    at + ": the snapshot it ends does not match its checksum", true);
+      }
+    }
+    into->apply(any.value());
+    ++scan.records;
+  }
+  scan.end = reader.end();
+  scan.problem = reader.problem();
+  scan.cut = reader.valid_bytes();
+  return scan;
+}
 
 Status read_log(const std::string& path, const std::string& dir, Recovery* out,
                 std::string* warnings) {
   const std::string data = read_file(path);
   const std::string where = path + ": ";
-  logfmt::Reader reader(data);
-  logfmt::Record rec;
-  std::optional<uint64_t> snapshot_begin;
-  while (reader.next(&rec)) {
-    if (Status st = take(rec, data, where, &snapshot_begin, out); !st.is_ok()) {
-      if (st.code() != Code::kInvalidArgument) return st;
-      return Status(Code::kUnavailable, st.message() + "; " + fix_hint(dir));
-    }
+  const LogScan scan = scan_log(data, out);
+  if (scan.end == logfmt::Reader::End::kCorrupt) {
+    std::string advice =
+        scan.cut_repairs
+            ? "; the records before offset " + std::to_string(scan.cut) +
+                  " are intact. Run `anteroom check-log --fix " + dir +
+                  "` to cut the log there (what follows is lost), or restore it from a backup"
+            : "; use an anteroom that reads it";
+    return Status(Code::kUnavailable, where + scan.problem + advice);
   }
-  if (reader.end() == logfmt::Reader::End::kCorrupt) {
-    return Status(Code::kUnavailable,
-                  where + reader.problem() + "; the records before offset " +
-                      std::to_string(reader.valid_bytes()) + " are intact. Run `anteroom " +
-                      "check-log --fix " + dir +
-                      "` to cut the log there (what follows is lost), or restore it from a backup");
-  }
-  if (reader.end() == logfmt::Reader::End::kTornTail) {
-    if (::truncate(path.c_str(), static_cast<off_t>(reader.valid_bytes())) != 0) {
+  if (scan.end == logfmt::Reader::End::kTornTail) {
+    if (::truncate(path.c_str(), static_cast<off_t>(scan.cut)) != 0) {
       return Status(Code::kUnavailable, "cannot cut the torn tail of " + path);
     }
     if (warnings != nullptr) {
-      *warnings += where + reader.problem() + "; cut at offset " +
-                   std::to_string(reader.valid_bytes()) + " (an unfinished last write)\n";
+      *warnings += where + scan.problem + "; cut at offset " + std::to_string(scan.cut) +
+                   " (an unfinished last write)\n";
     }
   }
   return Status::ok();

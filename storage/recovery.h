@@ -53,6 +53,19 @@ class Recovery {
   uint32_t version_ = kVersion;
 };
 
+// One pass over a log's bytes, checking every record the way recovery does (framing,
+// payload, validate(), snapshot checksums, version), folding each into `fold` (may be null)
+// until the first bad one. Recovery and `anteroom check-log` share it, so the tool says
+// "ok" exactly when start-up would accept the log.
+struct LogScan {
+  uint64_t records = 0;  // whole records read before the scan stopped
+  logfmt::Reader::End end = logfmt::Reader::End::kClean;
+  std::string problem;      // for any end but kClean
+  uint64_t cut = 0;         // cutting the file here leaves only what was accepted
+  bool cut_repairs = true;  // false: the log is of a version this build cannot read
+};
+LogScan scan_log(std::string_view data, Recovery* fold);
+
 // Reads the log at `path` (absent: empty) into *out. A torn tail is cut off the file and
 // described in *warnings; damage in the middle, a snapshot whose checksum does not match or
 // a version this build cannot read is an error naming the file and offset, and telling the

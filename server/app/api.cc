@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 
 #include "server/app/json_text.h"
+#include "server/app/push_hub.h"
 #include "server/app/wait_page.h"
 
 namespace anteroom {
@@ -98,35 +100,73 @@ ApiResponse engine_error(const Status& st) {
 }
 
 Api::Api(Engine& engine, const TokenSigner& tokens, Metrics& metrics, const Options& options,
-         std::string admin_key)
+         std::string admin_key, const PushHub* hub)
     : engine_(engine),
       tokens_(tokens),
       metrics_(metrics),
       options_(options),
       admin_key_(std::move(admin_key)),
+      hub_(hub),
       wall_minus_engine_ms_(unix_now_ms() - engine.clock().now_ms()) {}
 
-bool Api::authorized(std::string_view header) const {
-  constexpr std::string_view kBearer = "Bearer ";
-  if (header.size() != kBearer.size() + admin_key_.size() || !header.starts_with(kBearer)) {
-    return false;
+namespace {
+
+// The credential of an `Authorization: Bearer <credential>` header: the scheme in any case
+// (RFC 6750 via RFC 7235), then one or more spaces. Empty if the header is anything else.
+std::string_view bearer_credential(std::string_view header) {
+  constexpr std::string_view kScheme = "bearer";
+  if (header.size() <= kScheme.size() || header[kScheme.size()] != ' ') return {};
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(header[i])) != kScheme[i]) return {};
   }
-  return CRYPTO_memcmp(header.data() + kBearer.size(), admin_key_.data(), admin_key_.size()) == 0;
+  std::string_view rest = header.substr(kScheme.size());
+  rest.remove_prefix(std::min(rest.find_first_not_of(' '), rest.size()));
+  return rest;
 }
+
+// Constant time in the credential's content (its length is not secret).
+bool same_secret(std::string_view given, std::string_view want) {
+  return !want.empty() && given.size() == want.size() &&
+         CRYPTO_memcmp(given.data(), want.data(), want.size()) == 0;
+}
+
+}  // namespace
+
+bool Api::authorized(std::string_view header) const {
+  return same_secret(bearer_credential(header), admin_key_);
+}
+
+bool Api::may_verify(std::string_view header) const {
+  const std::string_view given = bearer_credential(header);
+  return same_secret(given, admin_key_) || same_secret(given, options_.verify_key);
+}
+
+bool Api::stream_allowed(std::string_view room, std::string_view ticket) const {
+  return hub_ == nullptr || hub_->streams_for(std::string(room), std::string(ticket)) <
+                                options_.max_streams_per_ticket;
+}
+
+bool Api::reserved_for(const ApiRequest& req) const {
+  std::string_view path = req.target.substr(0, req.target.find('?'));
+  return path == "/healthz" || path == "/readyz" || path == "/metrics" ||
+         authorized(req.authorization);
+}
+
+int64_t Api::now_ms() const { return engine_.clock().now_ms() + wall_minus_engine_ms_; }
 
 std::string Api::token_for(std::string_view room, const TicketView& v) const {
   if (!holds_slot(v.state)) return {};
   auto detail = engine_.describe(room, id_view(v.id));
-  auto info = engine_.room_info(room);
-  if (!detail.is_ok() || !info.is_ok()) return {};
+  if (!detail.is_ok()) return {};
   TokenClaims c;
   c.ticket = std::string(id_view(v.id));
   c.room = std::string(room);
   c.user = detail->user;
-  c.issued_at = (v.admitted_at_ms + wall_minus_engine_ms_) / 1000;
-  // Long enough to be used (allowed TTL) and then to last a session; the protected service
-  // that calls verify or the gate also gets the ticket's live state from the engine.
-  c.expires_at = c.issued_at + info->config.allowed_ttl_seconds + info->config.session_ttl_seconds;
+  c.issued_at = now_ms() / 1000;
+  // Valid as long as the admission is: until it must be used (ALLOWED), or until the
+  // session's idle deadline (ACTIVE). Every refresh (gate, verify) issues a fresh one, so a
+  // visitor using the service never holds a dead token.
+  c.expires_at = (v.valid_until_ms + wall_minus_engine_ms_ + 999) / 1000;
   return tokens_.sign(c);
 }
 
@@ -166,14 +206,18 @@ std::string Api::status_json(std::string_view room, const TicketView& v) const {
   return out;
 }
 
-Result<JoinResult> Api::join(std::string_view room, std::string_view user) const {
-  auto r = engine_.join(room, user);
-  if (r.is_ok()) metrics_.joined(r->created);
-  return r;
-}
-
 ApiResponse Api::handle(const ApiRequest& req) const {
+  if (!req.target.starts_with('/')) {  // absolute-form or garbage: nothing of ours
+    ApiResponse r = error_response(404, "not_found", "no such route");
+    r.route = Route::kNotFound;
+    return r;
+  }
   std::string_view path = req.target, query;
+  if (req.reserve_only && !reserved_for(req)) {
+    ApiResponse r = error_response(503, "overloaded", "too many open connections, try again soon");
+    r.route = Route::kNotFound;
+    return r;
+  }
   if (size_t q = path.find('?'); q != std::string_view::npos) {
     query = path.substr(q + 1);
     path = path.substr(0, q);
@@ -219,7 +263,7 @@ ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string
     if (!get) return method_not_allowed("GET", Route::kMetrics);
     ApiResponse r;
     r.content_type = "text/plain; version=0.0.4";
-    r.body = metrics_.render(engine_);
+    r.body = metrics_.render(engine_, options_.room_metrics);
     return with(r, Route::kMetrics);
   }
   std::vector<std::string_view> parts = split_path(path);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "server/app/keys.h"
 #include "server/app/metrics.h"
 #include "server/app/options.h"
 #include "server/app/token.h"
@@ -26,11 +27,14 @@ struct ApiRequest {
   std::string_view method;  // "GET", "POST", ...
   std::string_view target;  // path and query
   std::string_view authorization;
-  std::string_view cookie;
+  std::string_view cookie;  // every Cookie header, joined with "; "
   std::string_view accept_language;
   std::string_view return_header;  // X-Anteroom-Return: where the waiting page goes back to
                                    // when there is no ?return= (set by nginx, see deploy/)
   std::string_view body;
+  // The server is down to its operator reserve: answer only health, readiness, metrics and
+  // requests carrying the admin key; everything else gets 503 overloaded.
+  bool reserve_only = false;
 };
 
 struct ApiResponse {
@@ -52,8 +56,9 @@ int64_t unix_now_s();
 class Api {
  public:
   // Times come from the engine's clock (admission times are on it).
+  // `hub` (may be null) tells how many streams watch a ticket (--max-streams-per-ticket).
   Api(Engine& engine, const TokenSigner& tokens, Metrics& metrics, const Options& options,
-      std::string admin_key);
+      std::string admin_key, const class PushHub* hub = nullptr);
 
   ApiResponse handle(const ApiRequest& req) const;
 
@@ -61,12 +66,24 @@ class Api {
   std::string status_json(std::string_view room, const TicketView& v) const;
   // A token for an ALLOWED or ACTIVE ticket; empty otherwise.
   std::string token_for(std::string_view room, const TicketView& v) const;
-  // Joins and counts the join (the engine admits at once where a slot is free).
-  Result<JoinResult> join(std::string_view room, std::string_view user) const;
+  // Joins and counts the join (the engine admits at once where a slot is free). A user's
+  // existing ticket comes back with created false: hand it out only if proves_user().
+  Result<JoinResult> join(std::string_view room, const JoinRequest& request) const;
+  // Whether the joiner is the visitor who holds `user`'s place: the ticket's key, a user
+  // assertion signed with --user-secret, or a room that trusts names (trust_user).
+  bool proves_user(std::string_view room, const std::string& user, const UserProof& proof,
+                   const JoinResult& r) const;
+  // The Set-Cookie value carrying a fresh admission token for an ALLOWED/ACTIVE ticket.
+  std::string admission_cookie(std::string_view room, const TicketView& v) const;
   // Verifies a token and activates its ticket (verify route and gate).
   Result<TicketDetail> use_token(std::string_view room, std::string_view token) const;
 
   Engine& engine() const { return engine_; }
+  // Whether one more stream may watch this ticket (--max-streams-per-ticket).
+  bool stream_allowed(std::string_view room, std::string_view ticket) const;
+  // Wall-clock time read from the engine's clock (so tests that move the engine's clock move
+  // token times too): milliseconds since the Unix epoch.
+  int64_t now_ms() const;
   Metrics& metrics() const { return metrics_; }
   void set_ready(bool ready) { ready_.store(ready, std::memory_order_relaxed); }
 
@@ -89,7 +106,10 @@ class Api {
   ApiResponse verify_route(std::string_view room, std::string_view body) const;
   ApiResponse snapshot_route() const;
   ApiResponse probe_route(bool ready_probe) const;
-  bool authorized(std::string_view header) const;
+  bool authorized(std::string_view header) const;  // the admin key
+  bool may_verify(std::string_view header) const;  // the admin key or --verify-key
+  // What the operator reserve still serves (see ApiRequest::reserve_only).
+  bool reserved_for(const ApiRequest& req) const;
   ApiResponse unauthorized() const;
 
   Engine& engine_;
@@ -97,10 +117,13 @@ class Api {
   Metrics& metrics_;
   const Options& options_;
   const std::string admin_key_;
+  const PushHub* hub_;
   const int64_t wall_minus_engine_ms_;  // wall clock minus the engine's clock, at start
   std::atomic<bool> ready_{true};       // lone flag: relaxed
 };
 
+// 409 user_in_line: a join named a user whose place belongs to another visitor.
+ApiResponse user_in_line();
 // The error body: {"error":{"code":...,"message":...}}.
 ApiResponse error_response(unsigned status, std::string_view code, std::string_view message);
 // 405 with the Allow header, counted under `r`.

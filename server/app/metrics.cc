@@ -109,13 +109,17 @@ void Metrics::render_connections(Text& t) const {
   t.head("anteroom_refused_connections_total", "counter",
          "Connections answered 503 at the connection cap.");
   t.add("anteroom_refused_connections_total %llu\n", ull(refused_.load(kRelaxed)));
+  t.head("anteroom_accept_backoffs_total", "counter",
+         "Times accepting paused for lack of descriptors or memory.");
+  t.add("anteroom_accept_backoffs_total %llu\n", ull(accept_backoffs_.load(kRelaxed)));
 }
 
-std::string Metrics::render(const Engine& engine) const {
+std::string Metrics::render(const Engine& engine, bool per_room) const {
   Text t;
   render_requests(t);
   render_line(t, engine.stats());
   render_connections(t);
+  if (!per_room) return std::move(t.out);
   const std::vector<RoomInfo> rooms = engine.rooms();
   t.head("anteroom_room_waiting", "gauge", "Tickets waiting, per room.");
   for (const RoomInfo& r : rooms)

@@ -48,8 +48,10 @@ class Metrics {
   int64_t open(ConnKind k) const { return open_[static_cast<size_t>(k)].load(kRelaxed); }
   void slow_consumer_dropped() { dropped_slow_.fetch_add(1, kRelaxed); }
   void refused_connection() { refused_.fetch_add(1, kRelaxed); }
+  void accept_backoff() { accept_backoffs_.fetch_add(1, kRelaxed); }
 
-  std::string render(const Engine& engine) const;
+  // `per_room`: also the series per room (their labels are room names).
+  std::string render(const Engine& engine, bool per_room = true) const;
 
  private:
   struct Text;  // the text being rendered
@@ -58,8 +60,8 @@ class Metrics {
   void render_connections(Text& t) const;
 
   static constexpr auto kRelaxed = std::memory_order_relaxed;  // independent counters
-  static constexpr std::array<unsigned, 13> kCodes = {200, 201, 204, 400, 401, 403, 404,
-                                                      405, 413, 429, 431, 500, 503};
+  static constexpr std::array<unsigned, 14> kCodes = {200, 201, 204, 400, 401, 403, 404,
+                                                      405, 409, 413, 429, 431, 500, 503};
   static constexpr std::array<double, 12> kBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
                                                       0.01,   0.025,   0.05,   0.1,   0.5,    1.0};
   static constexpr size_t kRoutes = static_cast<size_t>(Route::kCount);
@@ -76,7 +78,7 @@ class Metrics {
   std::array<Shard, kShards> shards_{};
   std::atomic<uint64_t> joins_new_{0}, joins_existing_{0};
   std::array<std::atomic<int64_t>, static_cast<size_t>(ConnKind::kCount)> open_{};
-  std::atomic<uint64_t> dropped_slow_{0}, refused_{0};
+  std::atomic<uint64_t> dropped_slow_{0}, refused_{0}, accept_backoffs_{0};
 };
 
 }  // namespace anteroom

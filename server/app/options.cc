@@ -35,6 +35,13 @@ Status check(const Options& o) {
   if (o.push_interval_ms == 0 || o.owner_tick_ms == 0) return bad("intervals must be >= 1 ms");
   if (o.stream_keepalive_s == 0) return bad("--stream-keepalive must be >= 1 s");
   if (o.stream_queue_limit == 0) return bad("--stream-queue must be >= 1");
+  if (o.max_connections_per_address == 0) return bad("--max-connections-per-address must be >= 1");
+  if (o.operator_reserve >= o.max_connections)
+    return bad("--operator-reserve must be smaller than --max-connections");
+  if (o.max_streams_per_ticket == 0) return bad("--max-streams-per-ticket must be >= 1");
+  if (o.stream_heartbeat_limit_s == 0) return bad("--stream-heartbeat-limit must be >= 1 s");
+  if (!o.verify_key.empty() && o.verify_key.size() < 16)
+    return bad("--verify-key must be at least 16 bytes");
   if (!o.demo_room.empty() && !valid_room_name(o.demo_room)) {
     return bad("--demo-room: room names are 1-64 characters of A-Z a-z 0-9 _ -");
   }
@@ -61,8 +68,10 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
     ("appendfsync", po::value(&o.appendfsync)->default_value(o.appendfsync), "always | everysec | no: when the log is synced to disk")
     ("no-persistence", "keep everything in memory only")
     ("snapshot-after", po::value(&o.snapshot_after_mb)->default_value(o.snapshot_after_mb), "MiB: snapshot (compact) the log once it is larger than this and twice its last compacted size; 0 = only through POST /v1/admin/snapshot")
-    ("admin-key", po::value(&o.admin_key), "Bearer key for the operator routes; default: DATA_DIR/admin-key, created if absent and printed at start")
-    ("token-secret", po::value(&o.token_secret), "HS256 secret for admission tokens; default: DATA_DIR/token-secret, created if absent")
+    ("admin-key", po::value(&o.admin_key), "Bearer key for the operator routes, at least 16 bytes; default: DATA_DIR/admin-key, created if absent and printed at start")
+    ("token-secret", po::value(&o.token_secret), "HS256 secret for admission tokens, at least 32 bytes; default: DATA_DIR/token-secret, created if absent")
+    ("user-secret", po::value(&o.user_secret), "HS256 secret of user assertions (user_token) from the protected service; default: none accepted")
+    ("verify-key", po::value(&o.verify_key), "Bearer key good for the verify route only (for the protected service), at least 16 bytes")
     ("max-connections", po::value(&o.max_connections)->default_value(o.max_connections), "open connections at most; more are answered 503 and closed")
     ("header-limit", po::value(&o.header_limit)->default_value(o.header_limit), "request header bytes at most (else 431)")
     ("body-limit", po::value(&o.body_limit)->default_value(o.body_limit), "request body bytes at most (else 413)")
@@ -72,6 +81,11 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
     ("stream-keepalive", po::value(&o.stream_keepalive_s)->default_value(o.stream_keepalive_s), "seconds: an SSE stream gets its status at least this often")
     ("stream-queue", po::value(&o.stream_queue_limit)->default_value(o.stream_queue_limit), "messages queued per SSE/WebSocket stream before it is dropped as too slow")
     ("owner-tick", po::value(&o.owner_tick_ms)->default_value(o.owner_tick_ms), "ms between admission and expiry passes")
+    ("max-connections-per-address", po::value(&o.max_connections_per_address)->default_value(o.max_connections_per_address), "open connections from one client address at most; more are answered 503")
+    ("operator-reserve", po::value(&o.operator_reserve)->default_value(o.operator_reserve), "connections under --max-connections kept for health, metrics and operator requests")
+    ("max-streams-per-ticket", po::value(&o.max_streams_per_ticket)->default_value(o.max_streams_per_ticket), "SSE and WebSocket streams watching one ticket at most; more are answered 429")
+    ("stream-heartbeat-limit", po::value(&o.stream_heartbeat_limit_s)->default_value(o.stream_heartbeat_limit_s), "seconds an open stream alone counts as a waiting visitor's heartbeat")
+    ("no-room-metrics", "leave per-room series (room names) out of /metrics")
     ("demo-room", po::value(&o.demo_room), "create a room with this name at start")
     ("room-capacity", po::value(&o.room.capacity)->default_value(o.room.capacity), "default capacity (ALLOWED + ACTIVE at once); 0 = no limit")
     ("room-admission", po::value(&admission)->default_value(admission), "default admission: auto | manual")
@@ -106,6 +120,7 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
     return o;
   }
   o.persistence = vm.count("no-persistence") == 0;
+  o.room_metrics = vm.count("no-room-metrics") == 0;
   if (admission == "auto") {
     o.room.admission = AdmissionMode::kAuto;
   } else if (admission == "manual") {

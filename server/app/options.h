@@ -19,6 +19,12 @@ struct Options {
   unsigned snapshot_after_mb = 64;        // --snapshot-after: compact the log past this size
   std::string admin_key;                  // --admin-key; empty: read or create DATA_DIR/admin-key
   std::string token_secret;  // --token-secret; empty: read or create DATA_DIR/token-secret
+  // --user-secret: HS256 secret of the protected service's user assertions (user_token);
+  // empty: none are accepted.
+  std::string user_secret;
+  // --verify-key: a Bearer key good for POST /v1/rooms/{room}/verify only, so the protected
+  // service never holds the admin key; empty: verify takes the admin key alone.
+  std::string verify_key;
 
   unsigned max_connections = 19'000;  // --max-connections; beyond it: 503 and close
   unsigned header_limit = 8 * 1024;   // --header-limit bytes; larger: 431
@@ -29,6 +35,16 @@ struct Options {
   unsigned stream_keepalive_s = 15;   // --stream-keepalive: SSE status at least this often
   unsigned stream_queue_limit = 64;   // --stream-queue: messages queued per stream, then drop
   unsigned owner_tick_ms = 5;         // --owner-tick: how often admission and expiry run
+  // --max-connections-per-address: open connections from one client address; beyond: 503.
+  unsigned max_connections_per_address = 1'000;
+  // --operator-reserve: the last connections under --max-connections serve only health,
+  // readiness, metrics and operator requests, so one flood cannot lock operators out.
+  unsigned operator_reserve = 64;
+  unsigned max_streams_per_ticket = 4;  // --max-streams-per-ticket: SSE/WebSocket; beyond: 429
+  // --stream-heartbeat-limit: seconds an open stream alone keeps a WAITING ticket alive; the
+  // waiting page reopens its stream well within this, a tab left behind does not.
+  unsigned stream_heartbeat_limit_s = 1800;
+  bool room_metrics = true;  // --no-room-metrics: /metrics without per-room series (names)
 
   std::string demo_room;  // --demo-room NAME: create this room at start if it does not exist
   RoomConfig room;        // --room-capacity, --room-admission, --room-admit-per-second,

@@ -125,6 +125,12 @@ void PushHub::shutdown_all() {
   for (auto& s : all) s->shutdown();
 }
 
+size_t PushHub::streams_for(const std::string& room, const std::string& ticket) const {
+  std::lock_guard lock(mu_);
+  auto r = rooms_.find(room);
+  return r == rooms_.end() ? 0 : r->second.by_ticket.count(ticket);
+}
+
 size_t PushHub::size() const {
   std::lock_guard lock(mu_);
   size_t n = 0;

@@ -45,6 +45,8 @@ class PushHub {
   void flush(const Engine& engine);
   void shutdown_all();
   size_t size() const;
+  // Streams watching this ticket now.
+  size_t streams_for(const std::string& room, const std::string& ticket) const;
 
   // The VISITOR_COUNT message of seed 000 for these counts.
   static std::string visitor_count(uint64_t active, uint64_t waiting, uint32_t capacity);

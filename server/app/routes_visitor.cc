@@ -9,7 +9,7 @@ namespace json = boost::json;
 
 Result<TicketDetail> Api::use_token(std::string_view room, std::string_view token) const {
   TokenError why = TokenError::kMalformed;
-  auto claims = tokens_.verify(token, room, unix_now_s(), &why);
+  auto claims = tokens_.verify(token, room, now_ms() / 1000, &why);
   if (!claims) return Status(Code::kInvalidArgument, token_error_text(why));
   auto d = engine_.activate(room, claims->ticket);
   if (!d.is_ok()) {
@@ -19,22 +19,33 @@ Result<TicketDetail> Api::use_token(std::string_view room, std::string_view toke
   return d;
 }
 
-ApiResponse Api::gate_route(std::string_view room, std::string_view cookie) const {
+ApiResponse Api::gate_route(std::string_view room, std::string_view cookies) const {
   const std::string name = "anteroom_" + std::string(room) + "=";
-  for (size_t i = 0; i < cookie.size();) {
-    while (i < cookie.size() && (cookie[i] == ' ' || cookie[i] == ';')) ++i;
-    size_t end = cookie.find(';', i);
-    if (end == std::string_view::npos) end = cookie.size();
-    std::string_view pair = cookie.substr(i, end - i);
-    if (pair.starts_with(name) && use_token(room, pair.substr(name.size())).is_ok()) {
-      ApiResponse res;
-      res.status = 204;
-      return res;
-    }
+  for (size_t i = 0; i < cookies.size();) {
+    while (i < cookies.size() && (cookies[i] == ' ' || cookies[i] == ';')) ++i;
+    size_t end = cookies.find(';', i);
+    if (end == std::string_view::npos) end = cookies.size();
+    std::string_view pair = cookies.substr(i, end - i);
     i = end;
+    if (!pair.starts_with(name)) continue;
+    auto used = use_token(room, pair.substr(name.size()));
+    if (!used.is_ok()) continue;
+    // The session goes on: a fresh token, valid to the new idle deadline, replaces the
+    // cookie, so the visitor is never locked out while using the service.
+    ApiResponse res;
+    res.status = 204;
+    res.headers.emplace_back("Set-Cookie", admission_cookie(room, used->ticket));
+    return res;
   }
   return error_response(401, "no_admission",
                         "no valid admission for room '" + std::string(room) + "'");
+}
+
+std::string Api::admission_cookie(std::string_view room, const TicketView& v) const {
+  const int64_t max_age =
+      std::max<int64_t>(1, (v.valid_until_ms - engine_.clock().now_ms()) / 1000);
+  return "anteroom_" + std::string(room) + "=" + token_for(room, v) +
+         "; Path=/; Max-Age=" + std::to_string(max_age) + "; SameSite=Lax; HttpOnly";
 }
 
 namespace {
@@ -82,7 +93,9 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
   if (p.size() == 4 && (what == "admit" || what == "clear" || what == "verify")) {
     Route r = what == "admit" ? Route::kAdmit : what == "clear" ? Route::kClear : Route::kVerify;
     if (m != "POST") return method_not_allowed("POST", r);
-    if (!authorized(req.authorization)) return with(unauthorized(), r);
+    const bool allowed =
+        what == "verify" ? may_verify(req.authorization) : authorized(req.authorization);
+    if (!allowed) return with(unauthorized(), r);
     if (what == "admit") return with(admit_route(room, req.body), r);
     if (what == "verify") return with(verify_route(room, req.body), r);
     return with(clear_route(room), r);
@@ -113,6 +126,11 @@ ApiResponse Api::ticket_route(const ApiRequest& req, std::string_view room,
     if (m != "GET") return method_not_allowed("GET", Route::kEvents);
     auto v = engine_.status(room, ticket);
     if (!v.is_ok()) return with(engine_error(v.status()), Route::kEvents);
+    if (!stream_allowed(room, ticket)) {
+      return with(error_response(429, "too_many_streams",
+                                 "this ticket already has its most open streams; close one"),
+                  Route::kEvents);
+    }
     ApiResponse res;
     res.upgrade = ApiResponse::Upgrade::kSse;
     res.room = std::string(room);
@@ -134,35 +152,6 @@ ApiResponse Api::ticket_route(const ApiRequest& req, std::string_view room,
     return with(res, Route::kLeave);
   }
   return method_not_allowed("GET, DELETE", Route::kStatus);
-}
-
-ApiResponse Api::join_route(std::string_view room, std::string_view body) const {
-  ApiResponse err;
-  auto o = parse_object(body, &err, true);
-  if (!o) return err;
-  std::string user;
-  {
-    for (const auto& kv : *o) {
-      if (kv.key() != "user") {
-        return error_response(400, "invalid_field",
-                              "unknown field '" + std::string(kv.key()) + "'");
-      }
-      if (!kv.value().is_string())
-        return error_response(400, "invalid_field", "user must be a string");
-      user = std::string(kv.value().as_string());
-      if (!valid_user(user)) {
-        return error_response(400, "invalid_field",
-                              "user must be 1-128 bytes with no control characters");
-      }
-    }
-  }
-  auto r = join(room, user);
-  if (!r.is_ok()) return engine_error(r.status());
-  ApiResponse res;
-  res.status = r->created ? 201 : 200;
-  res.body = status_json(room, r->ticket);
-  res.durable_at = r->durable_at;
-  return res;
 }
 
 }  // namespace anteroom

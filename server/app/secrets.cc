@@ -82,6 +82,19 @@ Result<Secrets> load_secrets(const std::string& data_dir, std::string token_secr
     admin_key = v.value();
     s.admin_key_generated = created;
   }
+  // Generated ones are 64 hex characters; a short one given by hand is guessable.
+  if (token_secret.size() < kMinTokenSecret) {
+    return Status(Code::kInvalidArgument,
+                  "the token secret is " + std::to_string(token_secret.size()) +
+                      " bytes; it must be at least " + std::to_string(kMinTokenSecret) +
+                      " (leave it out and one is generated in the data directory)");
+  }
+  if (admin_key.size() < kMinAdminKey) {
+    return Status(Code::kInvalidArgument,
+                  "the admin key is " + std::to_string(admin_key.size()) +
+                      " bytes; it must be at least " + std::to_string(kMinAdminKey) +
+                      " (leave it out and one is generated in the data directory)");
+  }
   s.token_secret = std::move(token_secret);
   s.admin_key = std::move(admin_key);
   return s;

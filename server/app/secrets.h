@@ -9,6 +9,10 @@
 
 namespace anteroom {
 
+// The shortest secrets start-up accepts.
+constexpr size_t kMinTokenSecret = 32;
+constexpr size_t kMinAdminKey = 16;
+
 struct Secrets {
   std::string token_secret;
   std::string admin_key;

@@ -69,10 +69,10 @@ std::optional<std::string> base64url_decode(std::string_view in) {
   return out;
 }
 
-std::string TokenSigner::mac(std::string_view input) const {
+std::string hmac_sha256(std::string_view key, std::string_view input) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()),
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(input.data()), input.size(), md, &len);
   return std::string(reinterpret_cast<const char*>(md), len);
 }
@@ -87,12 +87,12 @@ std::string TokenSigner::sign(const TokenClaims& c) const {
   claims["iat"] = c.issued_at;
   claims["exp"] = c.expires_at;
   std::string input = kHeader + "." + base64url_encode(json::serialize(claims));
-  return input + "." + base64url_encode(mac(input));
+  return input + "." + base64url_encode(hmac_sha256(secret_, input));
 }
 
-std::optional<TokenClaims> TokenSigner::verify(std::string_view token, std::string_view room,
-                                               int64_t now_s, TokenError* why) const {
-  auto fail = [&](TokenError e) -> std::optional<TokenClaims> {
+std::optional<boost::json::object> verify_hs256(std::string_view token, std::string_view secret,
+                                                TokenError* why) {
+  auto fail = [&](TokenError e) -> std::optional<json::object> {
     if (why != nullptr) *why = e;
     return std::nullopt;
   };
@@ -113,37 +113,63 @@ std::optional<TokenClaims> TokenSigner::verify(std::string_view token, std::stri
   if (alg == nullptr || !alg->is_string() || alg->as_string() != "HS256") {
     return fail(TokenError::kBadAlgorithm);
   }
-  std::string expected = mac(token.substr(0, dot2));
+  std::string expected = hmac_sha256(secret, token.substr(0, dot2));
   if (signature->size() != expected.size() ||
       CRYPTO_memcmp(signature->data(), expected.data(), expected.size()) != 0) {
     return fail(TokenError::kBadSignature);
   }
   json::value p = json::parse(*payload, ec);
   if (ec || !p.is_object()) return fail(TokenError::kMalformed);
-  const json::object& o = p.as_object();
-  auto str = [&](const char* k) -> const json::string* {
-    const json::value* v = o.if_contains(k);
-    return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
+  return std::move(p.as_object());
+}
+
+namespace {
+
+const json::string* string_claim(const json::object& o, const char* k) {
+  const json::value* v = o.if_contains(k);
+  return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
+}
+std::optional<int64_t> number_claim(const json::object& o, const char* k) {
+  const json::value* v = o.if_contains(k);
+  if (v == nullptr || !v->is_int64()) return std::nullopt;
+  return v->as_int64();
+}
+
+}  // namespace
+
+std::optional<TokenClaims> TokenSigner::verify(std::string_view token, std::string_view room,
+                                               int64_t now_s, TokenError* why) const {
+  auto fail = [&](TokenError e) -> std::optional<TokenClaims> {
+    if (why != nullptr) *why = e;
+    return std::nullopt;
   };
-  auto num = [&](const char* k) -> std::optional<int64_t> {
-    const json::value* v = o.if_contains(k);
-    if (v == nullptr || !v->is_int64()) return std::nullopt;
-    return v->as_int64();
-  };
-  const json::string* sub = str("sub");
-  const json::string* r = str("room");
-  auto iat = num("iat");
-  auto exp = num("exp");
+  auto o = verify_hs256(token, secret_, why);
+  if (!o) return std::nullopt;
+  const json::string* sub = string_claim(*o, "sub");
+  const json::string* r = string_claim(*o, "room");
+  auto iat = number_claim(*o, "iat");
+  auto exp = number_claim(*o, "exp");
   if (sub == nullptr || r == nullptr || !iat || !exp) return fail(TokenError::kMalformed);
   if (*exp <= now_s) return fail(TokenError::kExpired);
   if (*r != room) return fail(TokenError::kWrongRoom);
   TokenClaims c;
   c.ticket = std::string(*sub);
   c.room = std::string(*r);
-  if (const json::string* u = str("usr")) c.user = std::string(*u);
+  if (const json::string* u = string_claim(*o, "usr")) c.user = std::string(*u);
   c.issued_at = *iat;
   c.expires_at = *exp;
   return c;
+}
+
+bool user_token_names(std::string_view token, std::string_view secret, std::string_view user,
+                      int64_t now_s) {
+  if (secret.empty()) return false;
+  auto o = verify_hs256(token, secret, nullptr);
+  if (!o) return false;
+  const json::string* sub = string_claim(*o, "sub");
+  if (sub == nullptr || *sub != user) return false;
+  auto exp = number_claim(*o, "exp");
+  return !exp || *exp > now_s;  // exp is optional; when present it holds
 }
 
 }  // namespace anteroom

@@ -7,6 +7,7 @@
 // Thread safety: TokenSigner is immutable after construction; use it from any thread.
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,9 +38,18 @@ class TokenSigner {
                                     TokenError* why = nullptr) const;
 
  private:
-  std::string mac(std::string_view signing_input) const;
   std::string secret_;
 };
+
+// The claims of an HS256 JWT signed with `secret` (and nothing else: "none" and every other
+// algorithm are refused; the signature is compared in constant time); no claim is checked.
+std::optional<boost::json::object> verify_hs256(std::string_view token, std::string_view secret,
+                                                TokenError* why);
+// A user assertion from the protected service: an HS256 JWT signed with `secret` (the
+// --user-secret) whose `sub` is `user` and whose `exp`, if any, has not passed.
+bool user_token_names(std::string_view token, std::string_view secret, std::string_view user,
+                      int64_t now_s);
+std::string hmac_sha256(std::string_view key, std::string_view input);
 
 // base64url without padding (RFC 4648 section 5), as JWTs use.
 std::string base64url_encode(std::string_view bytes);

@@ -39,12 +39,20 @@ const key = (k) => "anteroom:" + ROOM + ":" + k;
 $("title").textContent = T.title; $("label").textContent = T.position;
 $("ahead-label").textContent = T.ahead; $("eta-label").textContent = T.eta;
 $("retry").textContent = T.retry; $("message").textContent = T.joining;
-let user = localStorage.getItem(key("user"));
-if (!user) {
-  user = (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
-  localStorage.setItem(key("user"), user);
+// The visitor's id and the key its ticket is bound to: random (getRandomValues works on
+// plain HTTP too), kept in this browser, sent with every join so a reload keeps the place
+// and nobody else can claim it.
+function randomHex(bytes) {
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)),
+    (b) => b.toString(16).padStart(2, "0")).join("");
 }
-let source = null, timer = null, done = false;
+function kept(name, bytes) {
+  let v = localStorage.getItem(key(name));
+  if (!v) { v = randomHex(bytes); localStorage.setItem(key(name), v); }
+  return v;
+}
+let user = kept("user", 16), secret = kept("key", 32);
+let source = null, timer = null, reopen = null, done = false;
 
 function fmtEta(s) {
   if (s === null || s === undefined) return T.unknown;
@@ -68,6 +76,11 @@ function show(s) {
     done = true;
     $("position").textContent = "✓";
     $("progress").style.width = "100%";
+    if (bouncedBack()) {  // the service keeps sending us here: say so instead of looping
+      $("message").textContent = T.bounced;
+      $("retry").hidden = false;
+      return;
+    }
     $("message").textContent = T.admitted;
     document.cookie = "anteroom_" + ROOM + "=" + s.token + "; Path=/; Max-Age=86400; SameSite=Lax";
     setTimeout(() => location.replace(RETURN_TO), 300);
@@ -77,9 +90,21 @@ function show(s) {
   $("message").textContent = T.ended;
   $("retry").hidden = false;
 }
+// True once this page sent the visitor on three times within a minute and is shown again:
+// the service did not take the admission, and reloading would only loop.
+function bouncedBack() {
+  const now = Date.now();
+  const recent = JSON.parse(sessionStorage.getItem(key("sent")) || "[]")
+    .filter((t) => now - t < 60000);
+  if (recent.length >= 3) return true;
+  recent.push(now);
+  sessionStorage.setItem(key("sent"), JSON.stringify(recent));
+  return false;
+}
 function stop() {
   if (source) { source.close(); source = null; }
   if (timer) { clearTimeout(timer); timer = null; }
+  if (reopen) { clearTimeout(reopen); reopen = null; }
 }
 async function poll(ticket) {
   try {
@@ -97,6 +122,9 @@ function listen(ticket) {
   if (!window.EventSource) return poll(ticket);
   source = new EventSource("/v1/rooms/" + ROOM + "/tickets/" + ticket + "/events");
   source.addEventListener("status", (e) => show(JSON.parse(e.data)));
+  // An open stream counts as being here only for a while: reopen it now and then, which a
+  // tab left behind would not.
+  reopen = setTimeout(() => { stop(); listen(ticket); }, 20 * 60 * 1000);
   source.onerror = () => { if (source) { source.close(); source = null; } if (!done) poll(ticket); };
 }
 async function join() {
@@ -105,8 +133,14 @@ async function join() {
   try {
     const r = await fetch("/v1/rooms/" + ROOM + "/tickets", {
       method: "POST", headers: {"Content-Type": "application/json"},
-      body: JSON.stringify({user: user})});
+      body: JSON.stringify({user: user, key: secret})});
     const s = await r.json();
+    if (r.status === 409) {  // this id is someone else's place: take a fresh one
+      user = randomHex(16);
+      localStorage.setItem(key("user"), user);
+      timer = setTimeout(join, 100);
+      return;
+    }
     if (!r.ok) {
       $("message").textContent = (s.error && s.error.message) || T.offline;
       timer = setTimeout(join, 5000);
@@ -119,15 +153,21 @@ async function join() {
     timer = setTimeout(join, 3000);
   }
 }
-$("retry").onclick = () => { localStorage.removeItem(key("user")); location.reload(); };
+$("retry").onclick = () => {
+  sessionStorage.removeItem(key("sent"));
+  const st = document.body.dataset.status;
+  if (st === "ALLOWED" || st === "ACTIVE") return location.replace(RETURN_TO);  // admitted: go again
+  localStorage.removeItem(key("user"));  // the place ended: a new one
+  location.reload();
+};
 join();
 </script></body></html>
 )HTML";
 
 constexpr std::string_view kEnglish =
-    R"({"title":"You are in line","position":"Your place in line","ahead":"People ahead of you","eta":"Estimated wait","progress":"Progress","keep":"Keep this page open: it moves on by itself. Reloading keeps your place.","admitted":"It is your turn. Taking you in…","ended":"Your place in line has ended.","retry":"Join again","joining":"Joining the line…","offline":"Connection lost; retrying…","unknown":"calculating…","seconds":" s","minutes":" min"})";
+    R"({"title":"You are in line","position":"Your place in line","ahead":"People ahead of you","eta":"Estimated wait","progress":"Progress","keep":"Keep this page open: it moves on by itself. Reloading keeps your place.","admitted":"It is your turn. Taking you in…","ended":"Your place in line has ended.","retry":"Join again","joining":"Joining the line…","offline":"Connection lost; retrying…","unknown":"calculating…","seconds":" s","minutes":" min","bounced":"You were let in, but the service sent you back here. Your admission may have been refused there; try again, or contact the organiser."})";
 constexpr std::string_view kKorean =
-    R"({"title":"대기열에 들어왔습니다","position":"나의 대기 순번","ahead":"내 앞의 대기 인원","eta":"예상 대기 시간","progress":"진행률","keep":"이 페이지를 열어 두세요. 차례가 되면 자동으로 이동합니다. 새로고침해도 순번은 유지됩니다.","admitted":"입장 차례입니다. 이동 중…","ended":"대기 순번이 만료되었습니다.","retry":"다시 줄 서기","joining":"대기열에 들어가는 중…","offline":"연결이 끊겼습니다. 다시 시도 중…","unknown":"계산 중…","seconds":"초","minutes":"분"})";
+    R"({"title":"대기열에 들어왔습니다","position":"나의 대기 순번","ahead":"내 앞의 대기 인원","eta":"예상 대기 시간","progress":"진행률","keep":"이 페이지를 열어 두세요. 차례가 되면 자동으로 이동합니다. 새로고침해도 순번은 유지됩니다.","admitted":"입장 차례입니다. 이동 중…","ended":"대기 순번이 만료되었습니다.","retry":"다시 줄 서기","joining":"대기열에 들어가는 중…","offline":"연결이 끊겼습니다. 다시 시도 중…","unknown":"계산 중…","seconds":"초","minutes":"분","bounced":"입장이 허용되었지만 서비스가 이 페이지로 다시 보냈습니다. 다시 시도하거나 운영자에게 문의해 주세요."})";
 
 bool prefers_korean(std::string_view accept_language) {
   // The first language listed wins; browsers list them in order of preference.

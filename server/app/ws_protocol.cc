@@ -30,6 +30,14 @@ std::string WsProtocol::error(std::string_view message) {
   return json::serialize(o);
 }
 
+std::string WsProtocol::user_in_line_message() {
+  json::object o;
+  o["type"] = "ERROR";
+  o["code"] = "user_in_line";
+  o["message"] = "this user already holds a place in this room on another connection";
+  return json::serialize(o);
+}
+
 std::string WsProtocol::after_durable_failure(const Status& st) const {
   return error("the join could not be stored: " + st.message());
 }
@@ -60,7 +68,15 @@ WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
     return say(error("userId must be a string of 1-128 characters"));
   }
   const std::string uid(user->as_string());
-  if (*type == "ENTER") return enter(uid);
+  if (*type == "ENTER") {
+    // Beyond seed 000: a client may bind its ticket to a key, and prove a returning user.
+    UserProof proof;
+    if (const json::value* k = o.if_contains("key"); k != nullptr && k->is_string())
+      proof.key = std::string(k->as_string());
+    if (const json::value* t = o.if_contains("userToken"); t != nullptr && t->is_string())
+      proof.user_token = std::string(t->as_string());
+    return enter(uid, proof);
+  }
   if (*type == "CHECK_QUEUE_STATUS") return say(check(uid));
   if (*type == "LEAVE") {
     if (auto e = leave(uid)) r.now.push_back(std::move(*e));
@@ -69,9 +85,19 @@ WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
   return say(error("unknown type; expected ENTER, CHECK_QUEUE_STATUS or LEAVE"));
 }
 
-WsProtocol::Reply WsProtocol::enter(const std::string& uid) {
-  auto j = api_.join(room_, uid);
+WsProtocol::Reply WsProtocol::enter(const std::string& uid, const UserProof& proof) {
+  JoinRequest request{uid, std::nullopt};
+  if (proof.key) request.key_hash = hash_key(*proof.key);
+  auto j = api_.join(room_, request);
   if (!j.is_ok()) return say(error(j.status().message()));
+  // A user's place goes back only to its own visitor: this socket, or one with proof.
+  const bool same_socket = uid == user_ && ticket_ == id_view(j->ticket.id);
+  if (!j->created && !same_socket && !api_.proves_user(room_, uid, proof, j.value())) {
+    return say(user_in_line_message());
+  }
+  if (!same_socket && !api_.stream_allowed(room_, id_view(j->ticket.id))) {
+    return say(error("this ticket already has its most open streams; close one"));
+  }
   user_ = uid;
   ticket_ = std::string(id_view(j->ticket.id));
   Reply r;

@@ -46,7 +46,8 @@ class WsProtocol {
   const std::string& ticket() const { return ticket_; }
 
  private:
-  Reply enter(const std::string& uid);
+  Reply enter(const std::string& uid, const UserProof& proof);
+  static std::string user_in_line_message();
   std::string check(const std::string& uid);
   std::optional<std::string> leave(const std::string& uid);
   // ENTER's answer (entering) or a push after a change.

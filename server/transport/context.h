@@ -8,6 +8,7 @@
 #include "server/app/metrics.h"
 #include "server/app/options.h"
 #include "server/app/push_hub.h"
+#include "server/transport/address_counts.h"
 
 namespace anteroom {
 
@@ -20,22 +21,28 @@ struct ServerContext {
   // Relaxed: a count, ordering nothing.
   std::atomic<int64_t> connections{0};
   std::atomic<bool> stopping{false};  // lone flag: relaxed
+  AddressCounts addresses;            // open connections per client address
 };
 
 // Held by a session for as long as its connection is open, moved along when an HTTP
 // session becomes an SSE or WebSocket stream.
 class ConnectionSlot {
  public:
-  ConnectionSlot(ServerContext& ctx, ConnKind kind) : ctx_(&ctx), kind_(kind) {
+  // The connection was counted in ctx.connections and for `address` (ctx.addresses).
+  ConnectionSlot(ServerContext& ctx, ConnKind kind, const AddressKey& address)
+      : ctx_(&ctx), kind_(kind), address_(address) {
     ctx.metrics.opened(kind);
   }
-  ConnectionSlot(ConnectionSlot&& o) noexcept : ctx_(o.ctx_), kind_(o.kind_) { o.ctx_ = nullptr; }
+  ConnectionSlot(ConnectionSlot&& o) noexcept : ctx_(o.ctx_), kind_(o.kind_), address_(o.address_) {
+    o.ctx_ = nullptr;
+  }
   ConnectionSlot& operator=(ConnectionSlot&&) = delete;
   ConnectionSlot(const ConnectionSlot&) = delete;
   ~ConnectionSlot() {
     if (ctx_ == nullptr) return;
     ctx_->metrics.closed(kind_);
     ctx_->connections.fetch_sub(1, std::memory_order_relaxed);
+    ctx_->addresses.remove(address_);
   }
   // Counts the same connection as another kind from now on.
   void become(ConnKind kind) {
@@ -47,6 +54,7 @@ class ConnectionSlot {
  private:
   ServerContext* ctx_;
   ConnKind kind_;
+  AddressKey address_;
 };
 
 }  // namespace anteroom

@@ -110,7 +110,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     a.method = req.method_string();
     a.target = req.target();
     a.authorization = header(http::field::authorization);
-    a.cookie = header(http::field::cookie);
+    a.cookie = cookies();
+    a.reserve_only =
+        ctx_.connections.load(std::memory_order_relaxed) >
+        static_cast<int64_t>(ctx_.options.max_connections - ctx_.options.operator_reserve);
     a.accept_language = header(http::field::accept_language);
     a.return_header = header_named("X-Anteroom-Return");
     a.body = req.body();
@@ -143,6 +146,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const auto& req = parser_->get();
     auto it = req.find(name);
     return it == req.end() ? std::string_view{} : std::string_view(it->value());
+  }
+  // Every Cookie header of the request (a client may send several), joined.
+  std::string_view cookies() {
+    cookies_.clear();
+    const auto& req = parser_->get();
+    for (auto [it, end] = req.equal_range(http::field::cookie); it != end; ++it) {
+      if (!cookies_.empty()) cookies_ += "; ";
+      cookies_ += it->value();
+    }
+    return cookies_;
   }
   std::string_view header(http::field f) const {
     const auto& req = parser_->get();
@@ -232,7 +245,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   Clock::time_point armed_at_ = Clock::time_point::max();  // when the watchdog fires next
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::string out_;  // the response being written; reused
+  std::string out_;      // the response being written; reused
+  std::string cookies_;  // the request's Cookie headers joined; reused
   Clock::time_point started_;
   bool keep_alive_ = true;
   bool done_ = false;

@@ -1,5 +1,8 @@
 #include "server/transport/listener.h"
 
+#include <cerrno>
+#include <chrono>
+
 #include "server/transport/fail.h"
 #include "server/transport/sessions.h"
 
@@ -7,7 +10,7 @@ namespace anteroom {
 
 Listener::Listener(net::io_context& ioc, ServerContext& ctx,
                    std::function<net::io_context&()> next_context)
-    : ioc_(ioc), acceptor_(ioc), ctx_(ctx), next_context_(std::move(next_context)) {}
+    : ioc_(ioc), acceptor_(ioc), backoff_(ioc), ctx_(ctx), next_context_(std::move(next_context)) {}
 
 Result<uint16_t> Listener::listen(const std::string& host, uint16_t port) {
   beast::error_code ec;
@@ -29,6 +32,7 @@ void Listener::stop() {
   net::post(ioc_, [this] {
     beast::error_code ec;
     acceptor_.close(ec);
+    backoff_.cancel();
   });
 }
 
@@ -38,20 +42,53 @@ void Listener::do_accept() {
   });
 }
 
+namespace {
+
+AddressKey key_of(const tcp::socket& s) {
+  beast::error_code ec;
+  auto ep = s.remote_endpoint(ec);
+  AddressKey k{};
+  if (ec) return k;
+  auto a = ep.address();
+  k = a.is_v4() ? net::ip::make_address_v6(net::ip::v4_mapped, a.to_v4()).to_bytes()
+                : a.to_v6().to_bytes();
+  return k;
+}
+
+// Accept errors that mean "no descriptors or memory for now": retrying at once would spin.
+bool out_of_resources(const beast::error_code& ec) {
+  return ec == net::error::no_descriptors || ec == net::error::no_buffer_space ||
+         ec == net::error::no_memory || ec.value() == ENFILE;
+}
+
+}  // namespace
+
 void Listener::on_accept(beast::error_code ec, tcp::socket s) {
   if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
   if (ec) {
     fail(ec, "accept");
-    return do_accept();  // out of descriptors or similar: keep accepting rather than die
+    if (!out_of_resources(ec)) return do_accept();
+    // Back off: the descriptors come back as connections close; the ones already open keep
+    // being served meanwhile.
+    ctx_.metrics.accept_backoff();
+    backoff_.expires_after(std::chrono::milliseconds(100));
+    return backoff_.async_wait([this](beast::error_code e) {
+      if (!e) do_accept();
+    });
   }
   s.set_option(tcp::no_delay(true), ec);
+  const AddressKey address = key_of(s);
   int64_t open = ctx_.connections.fetch_add(1, std::memory_order_relaxed) + 1;
   if (open > static_cast<int64_t>(ctx_.options.max_connections)) {
     ctx_.connections.fetch_sub(1, std::memory_order_relaxed);
     ctx_.metrics.refused_connection();
     refuse_connection(std::move(s));
+  } else if (!ctx_.addresses.try_add(address, ctx_.options.max_connections_per_address)) {
+    ctx_.connections.fetch_sub(1, std::memory_order_relaxed);
+    ctx_.metrics.refused_connection();
+    refuse_connection(std::move(s));
   } else {
-    run_http_session(std::move(s), ctx_, ConnectionSlot(ctx_, ConnKind::kHttp));
+    run_http_session(std::move(s), ctx_, ConnectionSlot(ctx_, ConnKind::kHttp, address));
   }
   do_accept();
 }

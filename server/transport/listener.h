@@ -1,5 +1,7 @@
 // Accepts connections and starts an HTTP session for each on the next io_context in turn;
-// past --max-connections it answers 503 and closes instead.
+// past --max-connections, or --max-connections-per-address from one address, it answers
+// 503 and closes instead. Out of descriptors, it stops accepting for 100 ms rather than
+// retrying in a loop (the ones it has keep being served).
 //
 // Thread safety: start() once; stop() from any thread (it posts itself to the acceptor's
 // context); everything else runs on that context.
@@ -31,6 +33,7 @@ class Listener {
 
   net::io_context& ioc_;  // the acceptor's
   tcp::acceptor acceptor_;
+  net::steady_timer backoff_;  // waits out running out of descriptors
   ServerContext& ctx_;
   std::function<net::io_context&()> next_context_;
 };

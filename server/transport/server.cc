@@ -19,7 +19,7 @@ struct Server::Impl {
       : options(std::move(o)),
         engine(given ? std::move(given) : make_sharded_engine()),
         tokens(std::move(secret)),
-        api(*engine, tokens, metrics, options, std::move(admin_key)),
+        api(*engine, tokens, metrics, options, std::move(admin_key), &hub),
         ctx{options, api, hub, metrics},
         contexts(make_contexts(thread_count(options))),
         listener(*contexts[0], ctx, [this]() -> net::io_context& { return next_context(); }),

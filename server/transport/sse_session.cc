@@ -48,7 +48,9 @@ class SseSession final : public StreamSession {
   bool wants_counts() const override { return false; }  // SSE: its own ticket only
   void on_change() override { send_status(false); }
   void on_tick() override {
-    ctx_.api.engine().heartbeat(room_, ticket_);  // an open stream is "seen"
+    // An open stream is "seen", up to --stream-heartbeat-limit: the waiting page reopens
+    // its stream well within that, a tab left behind (or a half-open connection) does not.
+    if (heartbeat_allowed()) ctx_.api.engine().heartbeat(room_, ticket_);
     send_status(true);
   }
   void on_shutdown() override {

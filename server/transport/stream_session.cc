@@ -8,7 +8,18 @@ namespace anteroom {
 
 StreamSession::StreamSession(ServerContext& ctx, ConnectionSlot slot, std::string room,
                              const net::any_io_executor& executor)
-    : ctx_(ctx), room_(std::move(room)), slot_(std::move(slot)), timer_(executor) {}
+    : ctx_(ctx),
+      room_(std::move(room)),
+      slot_(std::move(slot)),
+      timer_(executor),
+      alive_since_ms_(ctx.api.engine().clock().now_ms()) {}
+
+bool StreamSession::heartbeat_allowed() const {
+  return ctx_.api.engine().clock().now_ms() - alive_since_ms_ <
+         int64_t{ctx_.options.stream_heartbeat_limit_s} * 1000;
+}
+
+void StreamSession::client_spoke() { alive_since_ms_ = ctx_.api.engine().clock().now_ms(); }
 
 void StreamSession::notify() {
   net::post(timer_.get_executor(), [self = shared_from_this()] {

@@ -48,6 +48,10 @@ class StreamSession : public Stream, public std::enable_shared_from_this<StreamS
   // How often on_tick() runs: --stream-keepalive, or a third of the room's heartbeat
   // timeout if that is shorter.
   unsigned keepalive_s() const;
+  // Whether the open stream alone still counts as the visitor's heartbeat: for
+  // --stream-heartbeat-limit after it opened, or after the client last spoke on it.
+  bool heartbeat_allowed() const;
+  void client_spoke();
 
   ServerContext& ctx_;
   const std::string room_;
@@ -57,6 +61,7 @@ class StreamSession : public Stream, public std::enable_shared_from_this<StreamS
 
   ConnectionSlot slot_;
   net::steady_timer timer_;
+  int64_t alive_since_ms_;  // engine clock: opened, or the client's last message
   SendQueue queue_;
   bool finishing_ = false;  // the last message is queued; close once it is written
   bool closed_ = false;

@@ -58,7 +58,9 @@ class WsSession final : public StreamSession {
     if (auto push = protocol_.on_change()) send(std::move(*push));
   }
   void on_tick() override {
-    if (!protocol_.ticket().empty()) ctx_.api.engine().heartbeat(room_, protocol_.ticket());
+    if (!protocol_.ticket().empty() && heartbeat_allowed()) {
+      ctx_.api.engine().heartbeat(room_, protocol_.ticket());
+    }
   }
   void on_shutdown() override {
     close_without_socket();
@@ -97,6 +99,7 @@ class WsSession final : public StreamSession {
   }
 
   void handle(std::string_view text) {
+    client_spoke();
     WsProtocol::Reply r = protocol_.on_message(text);
     if (!protocol_.ticket().empty()) ctx_.hub.watch(room_, protocol_.ticket(), this);
     for (std::string& m : r.now) send(std::move(m));

@@ -10,14 +10,14 @@ import { createInterface } from "node:readline";
 import { chromium } from "playwright-core";
 
 const [binary, screenshot] = process.argv.slice(2);
-const KEY = "browser-test-key";
+const KEY = "browser-test-admin-key";
 const dataDir = mkdtempSync(join(tmpdir(), "anteroom-browser-"));
 let passed = 0;
 const pass = (what) => { passed++; console.log("PASS: " + what); };
 const fail = (what) => { throw new Error(what); };
 
 const server = spawn(binary, ["--listen", "127.0.0.1:0", "--data-dir", dataDir, "--no-persistence",
-  "--admin-key", KEY, "--token-secret", "browser-test-secret", "--push-interval", "100"],
+  "--admin-key", KEY, "--token-secret", "browser-test-token-secret-0123456789", "--push-interval", "100"],
   { stdio: ["ignore", "pipe", "inherit"] });
 const firstLine = await new Promise((resolve, reject) => {
   createInterface({ input: server.stdout }).once("line", resolve);

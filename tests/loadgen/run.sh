@@ -20,9 +20,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
-KEY=loadgen-test-key
+KEY=loadgen-test-admin-key
 "$SERVER" --listen 127.0.0.1:0 --data-dir "$work/data" --appendfsync everysec --admin-key "$KEY" \
-  --token-secret loadgen-test-secret >"$work/server.out" 2>&1 &
+  --token-secret loadgen-test-token-secret-0123456789 >"$work/server.out" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do
   grep -q '^anteroom listening on' "$work/server.out" 2>/dev/null && break

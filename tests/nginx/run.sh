@@ -28,10 +28,10 @@ wait_port() {
 }
 
 A=$(free_port); O=$(free_port); N=$(free_port)
-KEY=nginx-test-key
+KEY=nginx-test-admin-key
 
 "$BIN" --listen "127.0.0.1:$A" --data-dir "$work/data" --no-persistence --admin-key "$KEY" \
-  --token-secret nginx-test-secret >"$work/anteroom.out" 2>&1 &
+  --token-secret nginx-test-token-secret-0123456789abc >"$work/anteroom.out" 2>&1 &
 pids+=($!)
 mkdir -p "$work/origin/shop"
 echo "ORIGIN OK" >"$work/origin/shop/index.html"

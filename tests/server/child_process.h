@@ -3,10 +3,12 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <regex>
 #include <string>
 #include <vector>
@@ -20,13 +22,21 @@ struct Child {
   FILE* out = nullptr;
 };
 
-inline Child spawn(const std::vector<std::string>& args) {
+// Runs args[0] with stdout (and, with `merge_stderr`, stderr) on a pipe. `max_files`, if
+// set, is the child's descriptor limit, soft and hard.
+inline Child spawn(const std::vector<std::string>& args, rlim_t max_files = 0,
+                   bool merge_stderr = false) {
   int fds[2];
   EXPECT_EQ(pipe(fds), 0);
   Child c;
   c.pid = fork();
   if (c.pid == 0) {
+    if (max_files != 0) {
+      rlimit lim{max_files, max_files};
+      setrlimit(RLIMIT_NOFILE, &lim);
+    }
     dup2(fds[1], 1);
+    if (merge_stderr) dup2(fds[1], 2);
     close(fds[0]);
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -42,6 +52,30 @@ inline Child spawn(const std::vector<std::string>& args) {
 inline std::string line(FILE* f) {
   char buf[512];
   return fgets(buf, sizeof buf, f) != nullptr ? std::string(buf) : std::string();
+}
+
+// Everything the child writes until it closes its end.
+inline std::string all_output(FILE* f) {
+  std::string out, l;
+  while (!(l = line(f)).empty()) out += l;
+  return out;
+}
+
+// CPU seconds (user + system) the process has used so far.
+inline double cpu_seconds(pid_t pid) {
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (f == nullptr) return -1;
+  char buf[1024];
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  // Fields after the command name (which may hold spaces) start after the last ')'.
+  const char* p = std::strrchr(buf, ')');
+  unsigned long utime = 0, stime = 0;
+  if (p == nullptr || std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+                                  &utime, &stime) != 2)
+    return -1;
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 // The exit status, -1 if it had to be killed after `timeout`, -2 if killed by a signal.

@@ -25,7 +25,20 @@ TestServer::TestServer(Options o) : server_(std::make_unique<Server>(o, kAdminKe
   port_ = p.value();
 }
 
+TestServer::TestServer(Options o, std::unique_ptr<Engine> engine)
+    : server_(std::make_unique<Server>(o, kAdminKey, kSecret, std::move(engine))) {
+  auto p = server_->start();
+  if (!p.is_ok()) throw std::runtime_error(p.status().message());
+  port_ = p.value();
+}
+
 TestServer::~TestServer() { server_->stop(500); }
+
+std::unique_ptr<Engine> engine_on(const std::shared_ptr<ManualClock>& clock) {
+  EngineOptions e;
+  e.clock = clock;
+  return make_sharded_engine(e);
+}
 
 HttpClient::HttpClient(uint16_t port) : stream_(ioc_) {
   stream_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));

@@ -19,8 +19,8 @@
 
 namespace anteroom::testing {
 
-constexpr const char* kAdminKey = "test-admin-key";
-constexpr const char* kSecret = "test-token-secret";
+constexpr const char* kAdminKey = "test-admin-key-0123456789";
+constexpr const char* kSecret = "test-token-secret-0123456789abcdef";
 
 // Fast timers for tests; each test may change what it needs before start().
 Options test_options();
@@ -38,6 +38,8 @@ struct Reply {
 class TestServer {
  public:
   explicit TestServer(Options o = test_options());
+  // Serving the given engine (one on a ManualClock, say).
+  TestServer(Options o, std::unique_ptr<Engine> engine);
   ~TestServer();
   uint16_t port() const { return port_; }
   Engine& engine() { return server_->engine(); }
@@ -99,6 +101,9 @@ class RawClient {
   net::io_context ioc_;
   tcp::socket socket_;
 };
+
+// A sharded engine whose clock only moves when the test moves it.
+std::unique_ptr<Engine> engine_on(const std::shared_ptr<ManualClock>& clock);
 
 // A WebSocket speaking seed 000's protocol.
 class WsClient {

@@ -69,7 +69,7 @@ TEST_F(HttpApi, JoinStatusAndLeaveWithTheStatusObject) {
   EXPECT_EQ(field(first.body, "status"), "ALLOWED");  // a free slot in an auto room
   EXPECT_FALSE(field(first.body, "token").empty());
 
-  Reply second = client_->request("POST", "/v1/rooms/r/tickets", R"({"user":"b"})");
+  Reply second = client_->request("POST", "/v1/rooms/r/tickets", R"({"user":"b","key":"b-key"})");
   ASSERT_EQ(second.status, 201u);
   EXPECT_EQ(keys(second.body),
             (std::set<std::string>{"room", "ticket", "status", "seq", "position", "waiting",
@@ -84,9 +84,12 @@ TEST_F(HttpApi, JoinStatusAndLeaveWithTheStatusObject) {
   EXPECT_EQ(field(second.body, "capacity"), "1");
   EXPECT_GE(std::stoi(field(second.body, "poll_after_ms")), 1000);
 
-  Reply again = client_->request("POST", "/v1/rooms/r/tickets", R"({"user":"b"})");
-  EXPECT_EQ(again.status, 200u);  // the same user keeps the same ticket
+  // The same visitor (its key) keeps the same ticket; the name alone does not get it.
+  Reply again = client_->request("POST", "/v1/rooms/r/tickets", R"({"user":"b","key":"b-key"})");
+  EXPECT_EQ(again.status, 200u);
   EXPECT_EQ(field(again.body, "ticket"), field(second.body, "ticket"));
+  expect_error(client_->request("POST", "/v1/rooms/r/tickets", R"({"user":"b"})"), 409,
+               "user_in_line");
 
   const std::string t = field(second.body, "ticket");
   Reply st = client_->request("GET", "/v1/rooms/r/tickets/" + t);

@@ -1,0 +1,113 @@
+// Api: joining, and the rule that a user's place goes back only to the visitor who holds it.
+#include <boost/json.hpp>
+
+#include "server/app/api.h"
+#include "server/app/keys.h"
+#include "server/app/token.h"
+
+namespace anteroom {
+namespace json = boost::json;
+
+namespace {
+
+// The body of a join: {"user"?, "key"?, "key_sha256"?, "user_token"?}, every field optional.
+struct JoinBody {
+  std::string user;
+  std::optional<KeyHash> key_hash;
+  UserProof proof;
+};
+
+bool read_string(const json::object& o, const char* key, size_t max,
+                 std::optional<std::string>* out, ApiResponse* err) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr) return true;
+  if (!v->is_string() || v->as_string().empty() || v->as_string().size() > max) {
+    *err = error_response(
+        400, "invalid_field",
+        std::string(key) + " must be a string of 1-" + std::to_string(max) + " bytes");
+    return false;
+  }
+  *out = std::string(v->as_string());
+  return true;
+}
+
+bool read_join_body(const json::object& o, JoinBody* b, ApiResponse* err) {
+  static constexpr std::string_view kFields[] = {"user", "key", "key_sha256", "user_token"};
+  for (const auto& kv : o) {
+    if (std::find(std::begin(kFields), std::end(kFields), kv.key()) == std::end(kFields)) {
+      *err = error_response(400, "invalid_field", "unknown field '" + std::string(kv.key()) + "'");
+      return false;
+    }
+  }
+  std::optional<std::string> user, key_sha256;
+  if (!read_string(o, "user", 512, &user, err) || !read_string(o, "key", 256, &b->proof.key, err) ||
+      !read_string(o, "key_sha256", 64, &key_sha256, err) ||
+      !read_string(o, "user_token", 4096, &b->proof.user_token, err)) {
+    return false;
+  }
+  if (user && !valid_user(*user)) {
+    *err = error_response(400, "invalid_field", kUserRule);
+    return false;
+  }
+  if (user) b->user = *user;
+  if (key_sha256) {
+    b->key_hash = parse_key_hash(*key_sha256);
+    if (!b->key_hash) {
+      *err = error_response(400, "invalid_field", "key_sha256 must be 64 lowercase hex characters");
+      return false;
+    }
+  }
+  if (b->proof.key) {
+    const KeyHash h = hash_key(*b->proof.key);
+    if (b->key_hash && !same_hash(*b->key_hash, h)) {
+      *err = error_response(400, "invalid_field", "key_sha256 is not the SHA-256 of key");
+      return false;
+    }
+    b->key_hash = h;
+  }
+  return true;
+}
+
+}  // namespace
+
+ApiResponse user_in_line() {
+  // Says nothing of the ticket: not its id, its place or its state.
+  return error_response(409, "user_in_line",
+                        "this user already holds a place in this room; rejoin from the same "
+                        "browser (with its key) or with a user_token from the service");
+}
+
+bool Api::proves_user(std::string_view room, const std::string& user, const UserProof& proof,
+                      const JoinResult& r) const {
+  if (proof.key && r.key_hash && same_hash(hash_key(*proof.key), *r.key_hash)) return true;
+  if (proof.user_token &&
+      user_token_names(*proof.user_token, options_.user_secret, user, now_ms() / 1000)) {
+    return true;
+  }
+  auto info = engine_.room_info(room);
+  return info.is_ok() && info->config.trust_user;  // names are authenticated upstream
+}
+
+Result<JoinResult> Api::join(std::string_view room, const JoinRequest& request) const {
+  auto r = engine_.join(room, request);
+  if (r.is_ok()) metrics_.joined(r->created);
+  return r;
+}
+
+ApiResponse Api::join_route(std::string_view room, std::string_view body) const {
+  ApiResponse err;
+  auto o = parse_object(body, &err, true);
+  if (!o) return err;
+  JoinBody b;
+  if (!read_join_body(*o, &b, &err)) return err;
+  auto r = join(room, JoinRequest{b.user, b.key_hash});
+  if (!r.is_ok()) return engine_error(r.status());
+  if (!r->created && !proves_user(room, b.user, b.proof, r.value())) return user_in_line();
+  ApiResponse res;
+  res.status = r->created ? 201 : 200;
+  res.body = status_json(room, r->ticket);
+  res.durable_at = r->durable_at;
+  return res;
+}
+
+}  // namespace anteroom

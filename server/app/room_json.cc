@@ -1,0 +1,126 @@
+#include "server/app/room_json.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace anteroom {
+namespace json = boost::json;
+
+json::object room_json(const RoomInfo& r) {
+  json::object o;
+  o["room"] = r.name;
+  o["capacity"] = r.config.capacity;
+  o["admission"] = r.config.admission == AdmissionMode::kAuto ? "auto" : "manual";
+  o["admit_per_second"] = r.config.admit_per_second;
+  o["allowed_ttl_seconds"] = r.config.allowed_ttl_seconds;
+  o["session_ttl_seconds"] = r.config.session_ttl_seconds;
+  o["heartbeat_timeout_seconds"] = r.config.heartbeat_timeout_seconds;
+  o["max_waiting"] = r.config.max_waiting;
+  o["trust_user"] = r.config.trust_user;
+  const RoomCounters& c = r.counters;
+  o["waiting"] = c.waiting;
+  o["active"] = c.active;
+  json::object totals;
+  totals["joined"] = c.joined_total;
+  totals["admitted"] = c.admitted_total;
+  totals["left"] = c.left_total;
+  totals["expired_allowed_unused"] = c.expired_allowed_unused;
+  totals["expired_session_idle"] = c.expired_session_idle;
+  totals["expired_abandoned"] = c.expired_abandoned;
+  totals["cleared"] = c.cleared_total;
+  o["totals"] = std::move(totals);
+  if (c.admit_rate_per_second) {
+    o["admit_rate_per_second"] = *c.admit_rate_per_second;
+  } else {
+    o["admit_rate_per_second"] = nullptr;
+  }
+  return o;
+}
+
+namespace {
+
+// Reads an unsigned integer field into *out; false (with *err set) if present and not one.
+bool read_uint(const json::object& o, const char* key, uint64_t max, uint64_t* out,
+               ApiResponse* err) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr) return true;
+  int64_t n = -1;
+  if (v->is_int64()) n = v->as_int64();
+  if (v->is_uint64() && v->as_uint64() <= static_cast<uint64_t>(INT64_MAX))
+    n = static_cast<int64_t>(v->as_uint64());
+  if (n < 0 || static_cast<uint64_t>(n) > max) {
+    *err =
+        error_response(400, "invalid_field",
+                       std::string(key) + " must be an integer from 0 to " + std::to_string(max));
+    return false;
+  }
+  *out = static_cast<uint64_t>(n);
+  return true;
+}
+
+bool read_bool(const json::object& o, const char* key, bool* out, ApiResponse* err) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr) return true;
+  if (!v->is_bool()) {
+    *err = error_response(400, "invalid_field", std::string(key) + " must be true or false");
+    return false;
+  }
+  *out = v->as_bool();
+  return true;
+}
+
+constexpr const char* kFields[] = {"capacity",
+                                   "admission",
+                                   "admit_per_second",
+                                   "allowed_ttl_seconds",
+                                   "session_ttl_seconds",
+                                   "heartbeat_timeout_seconds",
+                                   "max_waiting",
+                                   "trust_user"};
+
+}  // namespace
+
+bool read_room_fields(const json::object& o, RoomConfig* c, ApiResponse* err) {
+  for (const auto& kv : o) {
+    if (std::find(std::begin(kFields), std::end(kFields), kv.key()) == std::end(kFields)) {
+      *err = error_response(400, "invalid_field", "unknown field '" + std::string(kv.key()) + "'");
+      return false;
+    }
+  }
+  uint64_t v = 0;
+  auto field32 = [&](const char* key, uint32_t* dst) {
+    v = *dst;
+    if (!read_uint(o, key, UINT32_MAX, &v, err)) return false;
+    *dst = static_cast<uint32_t>(v);
+    return true;
+  };
+  if (!field32("capacity", &c->capacity) || !field32("admit_per_second", &c->admit_per_second) ||
+      !field32("allowed_ttl_seconds", &c->allowed_ttl_seconds) ||
+      !field32("session_ttl_seconds", &c->session_ttl_seconds) ||
+      !field32("heartbeat_timeout_seconds", &c->heartbeat_timeout_seconds) ||
+      !read_bool(o, "trust_user", &c->trust_user, err)) {
+    return false;
+  }
+  v = c->max_waiting;
+  if (!read_uint(o, "max_waiting", RoomConfig::kMaxWaitingCap, &v, err)) return false;
+  c->max_waiting = v;
+  if (const json::value* a = o.if_contains("admission")) {
+    if (a->is_string() && a->as_string() == "auto") {
+      c->admission = AdmissionMode::kAuto;
+    } else if (a->is_string() && a->as_string() == "manual") {
+      c->admission = AdmissionMode::kManual;
+      if (!o.contains("admit_per_second")) c->admit_per_second = 0;
+    } else {
+      *err = error_response(400, "invalid_field", "admission must be \"auto\" or \"manual\"");
+      return false;
+    }
+  }
+  return true;
+}
+
+bool read_count(const json::object& o, const char* key, uint64_t max, uint64_t* out,
+                ApiResponse* err) {
+  return read_uint(o, key, max, out, err);
+}
+
+}  // namespace anteroom

@@ -1,0 +1,93 @@
+// Logs written by someone other than anteroom: every record is checked as the API would
+// check it, a bad one stops start-up naming the record, its offset and what is wrong, and
+// check-log (the same scan) says the same; a far-away sequence number costs no memory.
+#include <gtest/gtest.h>
+
+#include "storage/log_records.h"
+#include "storage/persistent_engine.h"
+#include "storage/recovery.h"
+#include "tests/storage/storage_fixture.h"
+
+namespace anteroom {
+namespace {
+
+using namespace logrec;
+
+std::string log_of(const std::vector<Any>& records) {
+  std::string out;
+  encode(Meta{kVersion, {1, 2}}, &out);
+  for (const Any& r : records) encode(r, &out);
+  return out;
+}
+
+RoomConfig fine_config() {
+  RoomConfig c;
+  c.capacity = 0;
+  c.admission = AdmissionMode::kManual;
+  return c;
+}
+
+class HostileLog : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = test_dir("anteroom-hostile-"); }
+  void TearDown() override { fs::remove_all(dir_); }
+  void write(const std::string& log) {
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "anteroom.log", std::ios::binary) << log;
+  }
+  Result<std::unique_ptr<Engine>> open() {
+    return open_persistent_engine({dir_.string(), LogWriter::Sync::kNo}, EngineOptions{}, nullptr);
+  }
+  fs::path dir_;
+};
+
+TEST_F(HostileLog, EveryBadFieldStopsStartUpNamingTheRecordAndWhy) {
+  RoomConfig no_heartbeat = fine_config();
+  no_heartbeat.heartbeat_timeout_seconds = 0;
+  struct Case {
+    const char* what;
+    Any record;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {"room named ../etc", RoomPut{"../etc", fine_config()}, "room name"},
+      {"heartbeat timeout 0", RoomPut{"r", no_heartbeat}, "heartbeat_timeout_seconds"},
+      {"user with NUL", Join{"r", 0, {1, 2, 3}, std::string("a\0b", 3), 0, {}}, "user"},
+      {"user with a newline", Join{"r", 0, {1, 2, 3}, "a\nb", 0, {}}, "user"},
+      {"user of 100 KB", Join{"r", 0, {1, 2, 3}, std::string(100'000, 'x'), 0, {}}, "user"},
+      {"seq beyond any room", Join{"r", uint64_t{1} << 40, {1, 2, 3}, "", 0, {}}, "seq"},
+      {"left for an expiry reason",
+       StateChange{"r", 0, TicketState::kLeft, EndReason::kAbandoned, 0}, "reason"},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.what);
+    const std::string log = log_of({RoomPut{"r", fine_config()}, k.record});
+    write(log);
+    auto e = open();
+    ASSERT_FALSE(e.is_ok());
+    const std::string& m = e.status().message();
+    EXPECT_NE(m.find("record 3"), std::string::npos) << m;
+    EXPECT_NE(m.find("offset"), std::string::npos) << m;
+    EXPECT_NE(m.find(k.says), std::string::npos) << m;
+    // check-log runs the same scan: it does not say "ok", and it names the same record.
+    const LogScan scan = scan_log(log, nullptr);
+    EXPECT_EQ(scan.end, logfmt::Reader::End::kCorrupt);
+    EXPECT_EQ(scan.problem.substr(0, 8), "record 3");
+    EXPECT_EQ(scan.records, 2u);
+  }
+}
+
+// A 55-byte log with one join at seq 20,000,000 took 636 MB to start; now a few segments.
+TEST_F(HostileLog, AFarAwaySeqCostsNoMemory) {
+  write(log_of({RoomPut{"r", fine_config()}, Join{"r", 20'000'000, {1, 2, 3}, "", 0, {}}}));
+  auto e = open();
+  ASSERT_TRUE(e.is_ok()) << e.status().message();
+  EXPECT_LT(e.value()->stats().bytes_allocated, size_t{1} << 20);
+  auto info = e.value()->room_info("r");
+  ASSERT_TRUE(info.is_ok());
+  EXPECT_EQ(info->counters.waiting, 1u);
+  EXPECT_EQ(info->counters.joined_total, 20'000'001u);
+}
+
+}  // namespace
+}  // namespace anteroom
