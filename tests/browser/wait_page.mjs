@@ -66,6 +66,27 @@ try {
   if (gate.status !== 204) fail("the gate refuses the cookie: " + gate.status);
   pass("admitted: the page set the cookie and went to the return address");
 
+  // A service that keeps sending the visitor back (here /service, which refuses whatever it
+  // gets and redirects to the waiting page) must not make the page loop: after three tries
+  // it says what happened.
+  await admin("PUT", "/v1/rooms/bounce", { capacity: 5 });
+  const refusing = await browser.newContext({ locale: "en-US" });
+  await refusing.route(base + "/service", (route) => route.fulfill({
+    status: 302, headers: { Location: base + "/wait/bounce?return=%2Fservice" } }));
+  const bouncing = await refusing.newPage();
+  let loads = 0;
+  bouncing.on("load", () => { loads++; });
+  await bouncing.goto(base + "/wait/bounce?return=%2Fservice");
+  await bouncing.waitForFunction(() => (document.getElementById("message")?.textContent || "").includes("sent you back"),
+    null, { timeout: 15000 });
+  const settled = loads;
+  await bouncing.waitForTimeout(1500);
+  if (loads !== settled || loads > 5) fail("the page kept reloading: " + loads + " loads");
+  if (await bouncing.isHidden("#retry")) fail("no way to try again");
+  const visitor = await bouncing.evaluate(() => localStorage.getItem("anteroom:bounce:user"));
+  if (!/^[0-9a-f]{32}$/.test(visitor || "")) fail("the visitor id is not 16 random bytes: " + visitor);
+  pass("a service that sends the visitor back stops the page after three tries, saying so");
+
   const ko = await (await browser.newContext({ locale: "ko-KR" })).newPage();
   await ko.goto(base + "/wait/show");
   await ko.waitForFunction(() => document.body.textContent.includes("나의 대기 순번"), null, { timeout: 10000 });

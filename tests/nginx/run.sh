@@ -70,7 +70,7 @@ grep -q "ORIGIN OK" <<<"$page" && fail "the origin was reached without admission
 grep -q 'RETURN_TO = "/shop/?from=ad&x=1"' <<<"$page" || fail "the page does not know where to return"
 pass "a visitor without admission gets the waiting page, not the origin"
 
-join=$(curl -s -X POST "http://127.0.0.1:$N/v1/rooms/demo/tickets" -d '{"user":"visitor-1"}')
+join=$(curl -s -X POST "http://127.0.0.1:$N/v1/rooms/demo/tickets" -d '{"user":"visitor-1","key":"visitor-1-key"}')
 ticket=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["ticket"])' <<<"$join")
 [[ $(python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' <<<"$join") == WAITING ]] ||
   fail "expected WAITING: $join"
@@ -88,6 +88,12 @@ grep -q "^HTTP/1.0 200\|^HTTP/1.1 200" <<<"$through" || fail "admitted visitor r
 grep -q "ORIGIN OK" <<<"$through" || fail "admitted visitor did not reach the origin"
 pass "with the cookie the visitor reaches the origin"
 
+fresh=$(sed -n 's/^Set-Cookie: anteroom_demo=\([^;]*\);.*/\1/p' <<<"$through" | tr -d '\r')
+[[ -n $fresh && $fresh != "$token" ]] || fail "nginx did not pass on the gate's fresh token: $(grep -i set-cookie <<<"$through")"
+again_through=$(curl -s -H "Cookie: anteroom_demo=$fresh" "http://127.0.0.1:$N/shop/")
+grep -q "ORIGIN OK" <<<"$again_through" || fail "the refreshed token does not open the origin"
+pass "each use hands the visitor a fresh token through nginx"
+
 again=$(curl -s -H "Cookie: anteroom_demo=forged.token.here" "http://127.0.0.1:$N/shop/")
 grep -q "ORIGIN OK" <<<"$again" && fail "a forged cookie reached the origin"
 pass "a forged cookie gets the waiting page"
@@ -96,4 +102,4 @@ curl -s -X DELETE "http://127.0.0.1:$N/v1/rooms/demo/tickets/$ticket" >/dev/null
 gone=$(curl -s -H "Cookie: anteroom_demo=$token" "http://127.0.0.1:$N/shop/")
 grep -q "ORIGIN OK" <<<"$gone" && fail "the cookie of a ticket that left still opens the origin"
 pass "after leaving, the old cookie no longer opens the origin"
-echo "nginx: 6 passed, 0 failed"
+echo "nginx: 7 passed, 0 failed"
