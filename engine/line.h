@@ -27,6 +27,7 @@
 // changes: positions read concurrently may lag an in-flight change but never grow.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -88,8 +89,9 @@ class Line {
   Line(const Line&) = delete;
   Line& operator=(const Line&) = delete;
 
-  // Reserves the next sequence number; false (nothing reserved) once kMaxTickets are
-  // (nearly) spent. The caller must then publish slot_for_publish(*seq).
+  // Reserves the next sequence number; false once kMaxTickets are spent (the number is
+  // then beyond claimed() and must not be published). Otherwise the caller must publish
+  // slot_for_publish(*seq).
   bool claim(uint64_t* seq);
   // The slot for a claimed number, allocating its segment (and chunk) if this is the first
   // use. Never the ended sentinel: a claimed number's segment is live until it is published.
@@ -105,7 +107,9 @@ class Line {
   // whole chunks at a time), or claimed() if there is none.
   uint64_t skip_ended(uint64_t seq) const;
 
-  uint64_t claimed() const { return tail_.load(std::memory_order_acquire); }
+  uint64_t claimed() const {
+    return std::min(tail_.load(std::memory_order_acquire), kMaxTickets);
+  }
   uint64_t cursor() const { return cursor_.load(std::memory_order_acquire); }
   // WAITING (or claimed and not yet published) tickets with a sequence number below `seq`.
   uint64_t waiting_before(uint64_t seq) const;
