@@ -123,6 +123,23 @@ class Room {
     return result;
   }
 
+  // f(seq, slot, packed state) for every WAITING ticket from the cursor on, skipping
+  // given-back segments whole; ends at the first segment not allocated yet.
+  template <typename F>
+  void for_each_waiting(F&& f) {
+    const uint64_t end = line_.claimed();
+    for (uint64_t seq = line_.cursor(); seq < end; ++seq) {
+      Slot* s = line_.find(seq);
+      if (s == nullptr) break;
+      if (Line::is_sentinel(s)) {
+        seq = line_.skip_ended(seq) - 1;
+        continue;
+      }
+      uint8_t packed = load_state(*s);
+      if (state_of(packed) == TicketState::kWaiting) f(seq, *s, packed);  // not unpublished (0)
+    }
+  }
+
   // Owner helpers: the caller holds owner_.
   void pass();  // applies visitors' leaves, admits what auto mode allows, emits hints
   void drain_inbox();

@@ -258,19 +258,10 @@ void Room::sweep() {
   const int64_t allowed_ttl = int64_t{allowed_ttl_s_.load(std::memory_order_relaxed)} * 10;
   const int64_t session_ttl = int64_t{session_ttl_s_.load(std::memory_order_relaxed)} * 10;
 
-  const uint64_t end = line_.claimed();
-  for (uint64_t seq = line_.cursor(); seq < end; ++seq) {
-    Slot* s = line_.find(seq);
-    if (s == nullptr) break;
-    if (Line::is_sentinel(s)) {
-      seq = line_.skip_ended(seq) - 1;
-      continue;
-    }
-    uint8_t packed = load_state(*s);
-    if (state_of(packed) != TicketState::kWaiting) continue;  // includes unpublished (0)
-    uint32_t seen = std::atomic_ref<const uint32_t>(s->last_seen).load(std::memory_order_relaxed);
-    if (ticks_since(now, seen) >= abandon_after) expire(seq, *s, packed, EndReason::kAbandoned);
-  }
+  for_each_waiting([&](uint64_t seq, Slot& s, uint8_t packed) {
+    uint32_t seen = std::atomic_ref<const uint32_t>(s.last_seen).load(std::memory_order_relaxed);
+    if (ticks_since(now, seen) >= abandon_after) expire(seq, s, packed, EndReason::kAbandoned);
+  });
 
   auto keep = holders_.begin();
   for (uint64_t seq : holders_) {
@@ -341,23 +332,13 @@ uint64_t Room::clear() {
   return with_owner([&] {
     drain_inbox();
     const uint8_t cleared = pack_state(TicketState::kLeft, EndReason::kCleared);
-    const uint64_t end = line_.claimed();
     std::vector<uint64_t> seqs;
-    for (uint64_t seq = line_.cursor(); seq < end; ++seq) {
-      Slot* s = line_.find(seq);
-      if (s == nullptr) break;
-      if (Line::is_sentinel(s)) {
-        seq = line_.skip_ended(seq) - 1;
-        continue;
-      }
-      uint8_t packed = load_state(*s);
-      if (state_of(packed) != TicketState::kWaiting) continue;
-      if (cas_state(*s, packed, cleared)) {
-        line_.add_hole(seq, *s);
-        seqs.push_back(seq);
-        on_ended(seq, *s);
-      }
-    }
+    for_each_waiting([&](uint64_t seq, Slot& s, uint8_t packed) {
+      if (!cas_state(s, packed, cleared)) return;  // the visitor left first
+      line_.add_hole(seq, s);
+      seqs.push_back(seq);
+      on_ended(seq, s);
+    });
     if (!seqs.empty()) {
       Change c = change(Change::Kind::kClear, 0);
       c.seqs = seqs;

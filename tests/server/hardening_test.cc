@@ -10,12 +10,7 @@
 namespace anteroom::testing {
 namespace {
 
-std::string field(const std::string& body, const char* name) {
-  boost::json::value v = boost::json::parse(body);
-  const boost::json::value* f = v.as_object().if_contains(name);
-  if (f == nullptr) return {};
-  return f->is_string() ? std::string(f->as_string()) : boost::json::serialize(*f);
-}
+std::string field(const std::string& body, const char* name) { return json_field(body, name); }
 
 // The token in a Set-Cookie value "anteroom_r=<token>; Path=/; ...".
 std::string cookie_token(const std::string& set_cookie, const std::string& room) {

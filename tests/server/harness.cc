@@ -34,6 +34,13 @@ TestServer::TestServer(Options o, std::unique_ptr<Engine> engine)
 
 TestServer::~TestServer() { server_->stop(500); }
 
+std::string json_field(const std::string& body, const char* name) {
+  boost::json::value v = boost::json::parse(body);
+  const boost::json::value* f = v.as_object().if_contains(name);
+  if (f == nullptr) return {};
+  return f->is_string() ? std::string(f->as_string()) : boost::json::serialize(*f);
+}
+
 std::unique_ptr<Engine> engine_on(const std::shared_ptr<ManualClock>& clock) {
   EngineOptions e;
   e.clock = clock;

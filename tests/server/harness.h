@@ -102,6 +102,10 @@ class RawClient {
   tcp::socket socket_;
 };
 
+// A top-level field of a JSON object as text: a string's value, anything else as JSON;
+// empty when absent.
+std::string json_field(const std::string& body, const char* name);
+
 // A sharded engine whose clock only moves when the test moves it.
 std::unique_ptr<Engine> engine_on(const std::shared_ptr<ManualClock>& clock);
 

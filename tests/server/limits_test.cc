@@ -10,12 +10,7 @@
 namespace anteroom::testing {
 namespace {
 
-std::string field(const std::string& body, const char* name) {
-  boost::json::value v = boost::json::parse(body);
-  const boost::json::value* f = v.as_object().if_contains(name);
-  if (f == nullptr) return {};
-  return f->is_string() ? std::string(f->as_string()) : boost::json::serialize(*f);
-}
+std::string field(const std::string& body, const char* name) { return json_field(body, name); }
 
 // Finding 4: with 64 descriptors and 80 idle connections the accept loop spun at 100% CPU
 // and new connections hung. Now the connection limit sits under the descriptor limit, what
