@@ -256,6 +256,11 @@ std::optional<Any> parse_join(In& in) {
       !in.number(&j.tag[2]) || !in.string(&j.user) || !in.signed_number(&j.wall_ms)) {
     return std::nullopt;
   }
+  if (in.done()) return j;  // no flags: written before keys existed, or no key
+  uint64_t flags = 0;
+  KeyHash key{};
+  if (!in.varint(&flags) || flags != 1 || !in.bytes(key.data(), key.size())) return std::nullopt;
+  j.key_hash = key;
   return j;
 }
 

@@ -179,6 +179,34 @@ TEST_P(Persistence, EveryAdmissionIsBackAfterARestartThoughHintsWereDropped) {
   EXPECT_EQ(e->room_info("r")->counters.active, 10'000u);
 }
 
+// What a join binds (the key's hash, the user) and every room field come back after a
+// restart, and survive a snapshot too.
+TEST_P(Persistence, KeysUsersAndRoomFieldsSurviveARestart) {
+  KeyHash key{};
+  key.fill(0xab);
+  std::string bound, anonymous;
+  RoomConfig c = manual(2);
+  c.trust_user = true;
+  {
+    auto e = open();
+    ASSERT_TRUE(e->put_room("r", c).is_ok());
+    bound = std::string(id_view(e->join("r", JoinRequest{"ann", key})->ticket.id));
+    anonymous = std::string(id_view(e->join("r", JoinRequest{"", key})->ticket.id));
+  }
+  for (int round = 0; round < 2; ++round) {
+    auto e = open();
+    ASSERT_NE(e, nullptr);
+    EXPECT_TRUE(e->room_info("r")->config.trust_user);
+    auto d = e->describe("r", bound);
+    ASSERT_TRUE(d.is_ok());
+    EXPECT_EQ(d->user, "ann");
+    ASSERT_TRUE(d->key_hash);
+    EXPECT_EQ(*d->key_hash, key);
+    EXPECT_EQ(e->describe("r", anonymous)->key_hash, key);
+    if (round == 0) ASSERT_TRUE(e->snapshot().is_ok());  // and then from the snapshot
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllSyncModes, Persistence,
                          ::testing::Values(LogWriter::Sync::kAlways, LogWriter::Sync::kEverySec,
                                            LogWriter::Sync::kNo),
