@@ -48,9 +48,9 @@ struct Line::Chunk {
   uint32_t given_back = 0;  // owner: segments replaced by the sentinel
 };
 
-struct Line::Directory {
-  uint64_t size = 0;
-  std::atomic<Chunk*>* chunks = nullptr;  // `size` entries
+// The directory's second level: 1,024 chunk entries, 2^30 tickets.
+struct Line::Block {
+  std::atomic<Chunk*> chunks[kChunksPerBlock];
 };
 
 namespace {
@@ -59,7 +59,7 @@ namespace {
 // Readers find an ended ticket there that no id matches; nothing ever writes to them.
 Slot g_ended_slot{pack_state(TicketState::kLeft, EndReason::kNone), 0, 0, 0, 0, {0, 0, 0}, nullptr};
 // Compared by address only.
-char g_ended_segment_marker, g_gap_chunk_marker;
+char g_ended_segment_marker, g_gap_chunk_marker, g_gap_block_marker;
 
 }  // namespace
 
@@ -67,16 +67,11 @@ Line::Segment* Line::ended_segment_ptr() {
   return reinterpret_cast<Segment*>(&g_ended_segment_marker);
 }
 Line::Chunk* Line::gap_chunk_ptr() { return reinterpret_cast<Chunk*>(&g_gap_chunk_marker); }
+Line::Block* Line::gap_block_ptr() { return reinterpret_cast<Block*>(&g_gap_block_marker); }
 
 bool Line::is_sentinel(const Slot* s) { return s == &g_ended_slot; }
 
-Line::Line() {
-  auto* d = new Directory;
-  d->size = 1;
-  d->chunks = new std::atomic<Chunk*>[1];
-  d->chunks[0].store(nullptr, std::memory_order_relaxed);
-  dir_.store(d, std::memory_order_relaxed);
-}
+Line::Line() = default;
 
 void Line::free_segment_memory(void* p) {
   auto* s = static_cast<Segment*>(p);
@@ -86,26 +81,32 @@ void Line::free_segment_memory(void* p) {
 }
 
 Line::~Line() {
-  Directory* d = dir_.load(std::memory_order_relaxed);
-  for (uint64_t c = 0; c < d->size; ++c) {
-    Chunk* ch = d->chunks[c].load(std::memory_order_relaxed);
-    if (ch == nullptr || ch == gap_chunk_ptr()) continue;
-    for (auto& seg : ch->segs) {
-      Segment* s = seg.load(std::memory_order_relaxed);
-      if (s != nullptr && s != ended_segment_ptr()) free_segment_memory(s);
+  for (auto& top : top_) {
+    Block* b = top.load(std::memory_order_relaxed);
+    if (b == nullptr || b == gap_block_ptr()) continue;
+    for (auto& entry : b->chunks) {
+      Chunk* ch = entry.load(std::memory_order_relaxed);
+      if (ch == nullptr || ch == gap_chunk_ptr()) continue;
+      for (auto& seg : ch->segs) {
+        Segment* s = seg.load(std::memory_order_relaxed);
+        if (s != nullptr && s != ended_segment_ptr()) free_segment_memory(s);
+      }
+      ch->~Chunk();
+      std::free(ch);
     }
-    ch->~Chunk();
-    std::free(ch);
+    delete b;
   }
-  delete[] d->chunks;
-  delete d;
 }
 
-Line::Chunk* Line::chunk_for(uint64_t seq) const {
-  Directory* d = dir_.load(std::memory_order_acquire);
-  const uint64_t c = chunk_index(seq);
-  return c < d->size ? d->chunks[c].load(std::memory_order_acquire) : nullptr;
+Line::Chunk* Line::chunk_at(uint64_t c) const {
+  if (c >= kChunksPerBlock * kBlocks) return nullptr;
+  Block* b = top_[c / kChunksPerBlock].load(std::memory_order_acquire);
+  if (b == nullptr) return nullptr;
+  if (b == gap_block_ptr()) return gap_chunk_ptr();
+  return b->chunks[c % kChunksPerBlock].load(std::memory_order_acquire);
 }
+
+Line::Chunk* Line::chunk_for(uint64_t seq) const { return chunk_at(chunk_index(seq)); }
 
 Line::Segment* Line::segment_for(uint64_t seq) const {
   Chunk* ch = chunk_for(seq);
@@ -145,39 +146,26 @@ bool Line::claim(uint64_t* seq) {
   return *seq < kMaxTickets;
 }
 
-Line::Directory* Line::ensure_directory(uint64_t c) {
-  Directory* d = dir_.load(std::memory_order_relaxed);
-  if (c < d->size) return d;
-  // Grow: a copy, published; readers may still hold the old one, which is retired.
-  auto* bigger = new Directory;
-  bigger->size = std::max(c + 1, d->size * 2);
-  bigger->chunks = new std::atomic<Chunk*>[bigger->size];
-  for (uint64_t i = 0; i < bigger->size; ++i) {
-    Chunk* old = i < d->size ? d->chunks[i].load(std::memory_order_relaxed) : nullptr;
-    bigger->chunks[i].store(old, std::memory_order_relaxed);
+std::atomic<Line::Chunk*>& Line::chunk_entry(uint64_t c) {
+  std::atomic<Block*>& top = top_[c / kChunksPerBlock];
+  Block* b = top.load(std::memory_order_relaxed);
+  if (b == nullptr) {
+    b = new Block;
+    for (auto& entry : b->chunks) entry.store(nullptr, std::memory_order_relaxed);
+    top.store(b, std::memory_order_release);  // the entries are seen initialised
+    bytes_.fetch_add(sizeof(Block), std::memory_order_relaxed);
   }
-  dir_.store(bigger, std::memory_order_release);
-  bytes_.fetch_add(bigger->size * sizeof(void*), std::memory_order_relaxed);
-  bytes_.fetch_sub(d->size * sizeof(void*), std::memory_order_relaxed);
-  epoch::retire(
-      d,
-      [](void* p) {
-        auto* old = static_cast<Directory*>(p);
-        delete[] old->chunks;
-        delete old;
-      },
-      d->size * sizeof(void*));
-  return bigger;
+  return b->chunks[c % kChunksPerBlock];
 }
 
 Line::Chunk* Line::allocate_chunk(uint64_t c) {
-  Directory* d = ensure_directory(c);
-  Chunk* ch = d->chunks[c].load(std::memory_order_relaxed);
+  std::atomic<Chunk*>& entry = chunk_entry(c);
+  Chunk* ch = entry.load(std::memory_order_relaxed);
   if (ch != nullptr) return ch;
   void* m = std::calloc(1, sizeof(Chunk));
   if (m == nullptr) throw std::bad_alloc();
   ch = new (m) Chunk;
-  d->chunks[c].store(ch, std::memory_order_release);
+  entry.store(ch, std::memory_order_release);
   bytes_.fetch_add(sizeof(Chunk), std::memory_order_relaxed);
   return ch;
 }
@@ -226,7 +214,16 @@ uint64_t Line::holes_between(uint64_t a, uint64_t b) const {
   const Chunk* chb = ca == cb ? cha : chunk_for(b);
   if (ca == cb) return before(chb, b) - before(cha, a);
   uint64_t sum = total(cha) - before(cha, a);
-  for (uint64_t c = ca + 1; c < cb; ++c) sum += total(chunk_for(c * kChunk));
+  for (uint64_t c = ca + 1; c < cb;) {
+    const Block* block = top_[c / kChunksPerBlock].load(std::memory_order_acquire);
+    if (block == gap_block_ptr() && c % kChunksPerBlock == 0 && c + kChunksPerBlock <= cb) {
+      sum += kChunk * kChunksPerBlock;  // a block of numbers that never were tickets
+      c += kChunksPerBlock;
+      continue;
+    }
+    sum += total(chunk_at(c));
+    ++c;
+  }
   return sum + before(chb, b);
 }
 
@@ -290,27 +287,16 @@ void Line::advance_cursor(uint64_t to) {
   }
   cursor_.store(to, std::memory_order_release);
   if (passed != 0) holes_ahead_.fetch_sub(passed, std::memory_order_release);
-  // Segments now wholly below the cursor whose tickets have all ended are done.
-  for (uint64_t start = from & ~kSegMask; next_segment(start) <= to;) {
-    Chunk* ch = chunk_for(start);
-    if (ch == gap_chunk_ptr()) {
-      start = (chunk_index(start) + 1) * kChunk;
-      continue;
-    }
-    Segment* s =
-        ch == nullptr ? nullptr : ch->segs[seg_in_chunk(start)].load(std::memory_order_relaxed);
-    if (s != nullptr && s != ended_segment_ptr() && s->ended == kSegment) give_back(start);
-    start += kSegment;
-  }
 }
 
 void Line::ended(uint64_t seq, Slot& slot) {
   if (is_sentinel(&slot) || (slot.owner_flags & kEndCounted)) return;
   slot.owner_flags |= kEndCounted;
+  // Every ticket of the segment has ended: it is wholly below the cursor (memory nobody
+  // counts in) or wholly above it, where each ended ticket is a counted hole, which is
+  // exactly what the sentinel counts as. Either way it can go.
   Segment* s = segment_for(seq);
-  if (++s->ended == kSegment && next_segment(seq) <= cursor_.load(std::memory_order_relaxed)) {
-    give_back(seq);
-  }
+  if (++s->ended == kSegment) give_back(seq);
 }
 
 void Line::give_back(uint64_t seq) {
@@ -320,8 +306,7 @@ void Line::give_back(uint64_t seq) {
   entry.store(ended_segment_ptr(), std::memory_order_release);
   epoch::retire(s, free_segment_memory, sizeof(Segment));
   bytes_.fetch_sub(sizeof(Segment), std::memory_order_relaxed);
-  // Once every segment is gone the whole chunk is below the cursor (its segments were), so
-  // no reader counts in it.
+  // Once every segment is gone the chunk counts as all holes, which its tickets were.
   if (++ch->given_back == kSegsPerChunk) give_back_chunk(chunk_index(seq));
 }
 
@@ -336,34 +321,37 @@ void Line::restore_end() {
   const uint64_t tail = claimed(), cursor = this->cursor();
   // Numbers with no recovered ticket are ended: in a segment that holds recovered tickets,
   // one slot each; a segment or chunk with none at all becomes the sentinel, no memory.
+  auto count_gap = [&](uint64_t from, uint64_t to) {  // numbers [from, to) that never were
+    to = std::min(tail, to);
+    if (to > cursor) {
+      holes_ahead_.fetch_add(to - std::max(cursor, from), std::memory_order_release);
+    }
+  };
+  std::lock_guard lock(alloc_mu_);
   for (uint64_t c = 0; c * kChunk < tail; ++c) {
     const uint64_t chunk_start = c * kChunk;
+    if (c % kChunksPerBlock == 0 &&
+        top_[c / kChunksPerBlock].load(std::memory_order_relaxed) == nullptr) {
+      // A whole block of chunks with nothing recovered: one sentinel, no memory.
+      top_[c / kChunksPerBlock].store(gap_block_ptr(), std::memory_order_release);
+      count_gap(chunk_start, chunk_start + kChunk * kChunksPerBlock);
+      c += kChunksPerBlock - 1;
+      continue;
+    }
     Chunk* ch = chunk_for(chunk_start);
     if (ch == nullptr) {  // nothing recovered in this chunk: no memory for it at all
-      {
-        std::lock_guard lock(alloc_mu_);
-        ensure_directory(c)->chunks[c].store(gap_chunk_ptr(), std::memory_order_release);
-      }
-      const uint64_t end = std::min(tail, chunk_start + kChunk);
-      if (end > cursor) {
-        holes_ahead_.fetch_add(end - std::max(cursor, chunk_start), std::memory_order_release);
-      }
+      chunk_entry(c).store(gap_chunk_ptr(), std::memory_order_release);
+      count_gap(chunk_start, chunk_start + kChunk);
       continue;
     }
     for (uint64_t s = 0; s < kSegsPerChunk && chunk_start + s * kSegment < tail; ++s) {
       restore_segment(ch, chunk_start + s * kSegment, tail, cursor);
     }
   }
-  // Segments wholly below the cursor whose tickets all ended are done at once.
-  for (uint64_t start = 0; start < cursor && next_segment(start) <= cursor;) {
-    Chunk* ch = chunk_for(start);
-    if (ch == gap_chunk_ptr()) {
-      start = (chunk_index(start) + 1) * kChunk;
-      continue;
-    }
-    Segment* seg = ch->segs[seg_in_chunk(start)].load(std::memory_order_relaxed);
-    if (seg != ended_segment_ptr() && seg->ended == kSegment) give_back(start);
-    start += kSegment;
+  // Segments whose tickets all ended are done at once.
+  for (uint64_t start = skip_ended(0); start < tail; start = skip_ended(next_segment(start))) {
+    Segment* seg = segment_for(start);
+    if (seg != nullptr && seg->ended == kSegment) give_back(start);
   }
 }
 
@@ -393,9 +381,9 @@ void Line::restore_segment(Chunk* ch, uint64_t start, uint64_t tail, uint64_t cu
 }
 
 void Line::give_back_chunk(uint64_t c) {
-  Directory* d = dir_.load(std::memory_order_relaxed);
-  Chunk* ch = d->chunks[c].load(std::memory_order_relaxed);
-  d->chunks[c].store(gap_chunk_ptr(), std::memory_order_release);
+  std::atomic<Chunk*>& entry = chunk_entry(c);
+  Chunk* ch = entry.load(std::memory_order_relaxed);
+  entry.store(gap_chunk_ptr(), std::memory_order_release);
   epoch::retire(
       ch,
       [](void* p) {

@@ -3,11 +3,12 @@
 // tickets given back.
 //
 // Layout: a ticket's slot lives in a segment of 1,024 slots; 1,024 segments make a chunk;
-// a directory holds the chunks. Readers go directory -> chunk -> segment -> slot with
-// acquire loads and no lock. A segment whose tickets have all ended and that lies wholly
-// below the cursor is replaced by a shared "ended" sentinel and retired (engine/epoch.h); a
-// chunk whose segments are all gone likewise. So memory follows the live tickets: a room
-// through which millions pass keeps only the segments its live tickets sit in.
+// a two-level directory (64 blocks of 1,024 chunk entries) holds the chunks. Readers go directory
+// -> chunk -> segment -> slot with acquire loads and no lock. A segment whose tickets have all
+// ended is replaced by a shared "ended" sentinel and retired (engine/epoch.h), whether the cursor
+// has passed it or a waiting ticket still stands ahead of it (the sentinel counts as all holes, as
+// its ended tickets did); a chunk whose segments are all gone likewise. So memory follows the live
+// tickets: a room through which millions pass keeps only the segments its live tickets sit in.
 //
 // Thread safety
 //   claim(), slot_for_publish(), find(), waiting_before(), claimed(), cursor() may be called
@@ -107,9 +108,7 @@ class Line {
   // whole chunks at a time), or claimed() if there is none.
   uint64_t skip_ended(uint64_t seq) const;
 
-  uint64_t claimed() const {
-    return std::min(tail_.load(std::memory_order_acquire), kMaxTickets);
-  }
+  uint64_t claimed() const { return std::min(tail_.load(std::memory_order_acquire), kMaxTickets); }
   uint64_t cursor() const { return cursor_.load(std::memory_order_acquire); }
   // WAITING (or claimed and not yet published) tickets with a sequence number below `seq`.
   uint64_t waiting_before(uint64_t seq) const;
@@ -118,9 +117,10 @@ class Line {
   // Owner only. Records that `seq` (>= cursor, published, no longer WAITING) is a hole.
   void add_hole(uint64_t seq, Slot& slot);
   // Owner only. Moves the cursor to `to`; every slot in [cursor, to) must be non-WAITING.
-  // Gives back the segments it passed whose tickets have all ended.
   void advance_cursor(uint64_t to);
-  // Owner only. Ticket `seq` has ended (told once per ticket; later calls are ignored).
+  // Owner only. Ticket `seq` has ended (told once per ticket; later calls are ignored); at
+  // or above the cursor it must already be a counted hole. The last end of a segment gives
+  // the segment back.
   void ended(uint64_t seq, Slot& slot);
 
   // Recovery, owner only, on a new line, in this order: restore_begin(tail, cursor), then
@@ -136,13 +136,18 @@ class Line {
  private:
   struct Segment;
   struct Chunk;
-  struct Directory;
+  struct Block;
+  static constexpr uint64_t kChunksPerBlock = 1024;
+  static constexpr uint64_t kBlocks = kMaxTickets / kChunk / kChunksPerBlock;
 
   static Segment* ended_segment_ptr();  // the sentinel of a given-back segment
   static Chunk* gap_chunk_ptr();        // the sentinel of a chunk with no ticket left
+  static Block* gap_block_ptr();        // a block of chunks with no ticket at all
   static void free_segment_memory(void* p);
-  Directory* ensure_directory(uint64_t c);  // under alloc_mu_
+  // The directory entry of chunk `c`, allocating its block if needed; under alloc_mu_.
+  std::atomic<Chunk*>& chunk_entry(uint64_t c);
 
+  Chunk* chunk_at(uint64_t c) const;
   Chunk* chunk_for(uint64_t seq) const;
   Segment* segment_for(uint64_t seq) const;
   Segment* allocate(uint64_t seq);    // under alloc_mu_
@@ -163,8 +168,9 @@ class Line {
   // (release) after updating the trees and subtracts (release) after moving the cursor past
   // holes; readers load it (acquire) before the cursor.
   std::atomic<uint64_t> holes_ahead_{0};
-  // Replaced (release) when it must grow; old ones are retired. Loaded with acquire.
-  std::atomic<Directory*> dir_;
+  // The directory's first level: blocks of chunk entries, allocated (release) when first
+  // needed and loaded with acquire; a room that never grows past a billion tickets has one.
+  std::atomic<Block*> top_[kBlocks] = {};
   std::mutex alloc_mu_;           // allocating segments, chunks and directories
   std::atomic<size_t> bytes_{0};  // statistics: relaxed
 };

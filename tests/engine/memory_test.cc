@@ -54,6 +54,27 @@ TEST_P(MemoryTest, TicketsAndUsersComeAndGoWithoutGrowth) {
   EXPECT_TRUE(again->created);
 }
 
+// The review's case: a full room (someone always waiting at the head) while others join
+// and leave behind them. The ended tickets' memory goes back all the same.
+TEST_P(MemoryTest, ChurnBehindAWaitingHeadDoesNotGrow) {
+  make_room("r", config(1));
+  join("r");          // admitted: the room is full
+  join("r", "head");  // waits at the head for ever
+  auto churn = [&](int from, int n) {
+    for (int i = from; i < from + n; ++i) {
+      std::string id = join("r", std::string(100, 'u') + std::to_string(i));
+      engine_->leave("r", id);
+    }
+    engine_->run_all();
+  };
+  churn(0, 20'000);
+  drain_retired();
+  const size_t after_one = engine_->stats().bytes_allocated;
+  churn(20'000, 100'000);
+  drain_retired();
+  EXPECT_LE(engine_->stats().bytes_allocated, after_one + (size_t{64} << 10));
+}
+
 // A deleted room is freed only once no call is still inside it, and then at once.
 TEST_P(MemoryTest, ADeletedRoomIsFreedWhenItsLastReaderLeaves) {
   make_room("r", config(10));
