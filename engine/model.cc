@@ -103,17 +103,35 @@ int32_t next_code_point(std::string_view s, size_t* i) {
   return -1;
 }
 
-// Characters a name may not hold: they are invisible, reorder text, or break lines.
+// Characters a name may not hold: they are invisible, reorder text, or break lines (the
+// controls, and Unicode's default-ignorable and bidirectional formatting characters).
 bool unprintable(int32_t cp) {
-  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) ||  // C0, DEL, C1 controls
-         cp == 0x061C ||                             // Arabic letter mark (bidi)
-         (cp >= 0x200B && cp <= 0x200F) ||           // zero-width, LRM, RLM
-         (cp >= 0x2028 && cp <= 0x202E) ||           // separators, bidi embeddings
-         (cp >= 0x2060 && cp <= 0x2069) ||           // word joiner, invisible ops, isolates
-         cp == 0xFEFF ||                             // byte-order mark
-         (cp >= 0xFFF9 && cp <= 0xFFFB) ||           // interlinear annotations
-         (cp & 0xFFFE) == 0xFFFE ||                  // noncharacters U+xxFFFE, U+xxFFFF
-         (cp >= 0xFDD0 && cp <= 0xFDEF);             // noncharacters
+  struct Range {
+    int32_t first, last;
+  };
+  static constexpr Range kRanges[] = {
+      {0x0000, 0x001F},   {0x007F, 0x009F},    // C0, DEL, C1 controls
+      {0x00AD, 0x00AD},                        // soft hyphen
+      {0x034F, 0x034F},                        // combining grapheme joiner
+      {0x061C, 0x061C},                        // Arabic letter mark (bidi)
+      {0x115F, 0x1160},   {0x3164, 0x3164},    // Hangul fillers
+      {0xFFA0, 0xFFA0},                        // halfwidth Hangul filler
+      {0x17B4, 0x17B5},   {0x180B, 0x180F},    // Khmer vowels, Mongolian selectors
+      {0x200B, 0x200F},                        // zero-width, LRM, RLM
+      {0x2028, 0x202E},                        // separators, bidi embeddings
+      {0x2060, 0x206F},                        // word joiner, invisible operators, isolates
+      {0xFE00, 0xFE0F},                        // variation selectors
+      {0xFEFF, 0xFEFF},                        // byte-order mark
+      {0xFFF0, 0xFFFB},                        // specials, interlinear annotations
+      {0x1BCA0, 0x1BCA3}, {0x1D173, 0x1D17A},  // shorthand and musical format controls
+      {0xE0000, 0xE0FFF},                      // tags, variation selectors supplement
+      {0xFDD0, 0xFDEF},                        // noncharacters
+  };
+  if ((cp & 0xFFFE) == 0xFFFE) return true;  // noncharacters U+xxFFFE, U+xxFFFF
+  for (const Range& r : kRanges) {
+    if (cp >= r.first && cp <= r.last) return true;
+  }
+  return false;
 }
 
 }  // namespace

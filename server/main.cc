@@ -14,9 +14,14 @@
 
 namespace {
 
-// Descriptors the process needs besides connections: the log and its snapshot, epoll and
-// event descriptors of each I/O thread, standard streams, the listener.
-constexpr rlim_t kReservedDescriptors = 64;
+// Descriptors the process needs besides connections: the log and its snapshot, standard
+// streams, the listener (64), and the epoll and event descriptors of each I/O thread (3
+// each; 4 counted).
+rlim_t reserved_descriptors(const anteroom::Options& o) {
+  const unsigned threads =
+      o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  return 64 + 4 * rlim_t{threads};
+}
 
 // Raises the soft descriptor limit to the hard one and keeps --max-connections under it
 // with a reserve, so running out of descriptors cannot stop the server from answering
@@ -29,9 +34,8 @@ void fit_connections_to_descriptors(anteroom::Options* o) {
     setrlimit(RLIMIT_NOFILE, &lim);
     getrlimit(RLIMIT_NOFILE, &lim);
   }
-  const rlim_t usable = lim.rlim_cur > 2 * kReservedDescriptors
-                            ? lim.rlim_cur - kReservedDescriptors
-                            : lim.rlim_cur / 2;
+  const rlim_t reserved = reserved_descriptors(*o);
+  const rlim_t usable = lim.rlim_cur > 2 * reserved ? lim.rlim_cur - reserved : lim.rlim_cur / 2;
   if (o->max_connections <= usable) return;
   std::fprintf(stderr,
                "anteroom: warning: --max-connections %u is more than %llu descriptors allow; "

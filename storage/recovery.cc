@@ -1,5 +1,7 @@
 #include "storage/recovery.h"
 
+#include "engine/engine.h"
+
 #include <unistd.h>
 
 #include <fstream>
@@ -88,6 +90,10 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
+// The rooms an engine holds by default (EngineOptions::max_rooms): a log naming more live
+// rooms could not be restored.
+const size_t kMaxRooms = EngineOptions{}.max_rooms;
+
 LogScan scan_log(std::string_view data, Recovery* fold) {
   LogScan scan;
   logfmt::Reader reader(data);
@@ -121,6 +127,11 @@ LogScan scan_log(std::string_view data, Recovery* fold) {
       }
     }
     into->apply(any.value());
+    if (std::holds_alternative<RoomPut>(any.value()) && into->rooms().size() > kMaxRooms) {
+      return stop(rec.offset,
+                  at + ": one room more than the " + std::to_string(kMaxRooms) + " a server holds",
+                  true);
+    }
     ++scan.records;
   }
   scan.end = reader.end();

@@ -148,7 +148,10 @@ bool Api::stream_allowed(std::string_view room, std::string_view ticket) const {
 
 bool Api::reserved_for(const ApiRequest& req) const {
   std::string_view path = req.target.substr(0, req.target.find('?'));
+  // Also the gate and verify: they serve visitors already admitted, who must keep getting
+  // in while a flood holds the rest.
   return path == "/healthz" || path == "/readyz" || path == "/metrics" ||
+         path.starts_with("/v1/gate/") || path.ends_with("/verify") ||
          authorized(req.authorization);
 }
 

@@ -32,8 +32,8 @@ struct ApiRequest {
   std::string_view return_header;  // X-Anteroom-Return: where the waiting page goes back to
                                    // when there is no ?return= (set by nginx, see deploy/)
   std::string_view body;
-  // The server is down to its operator reserve: answer only health, readiness, metrics and
-  // requests carrying the admin key; everything else gets 503 overloaded.
+  // The server is down to its operator reserve: answer only health, readiness, metrics, the
+  // gate, verify and requests carrying the admin key; everything else gets 503 overloaded.
   bool reserve_only = false;
 };
 
@@ -97,6 +97,7 @@ class Api {
                            const std::vector<std::string_view>& parts) const;
   ApiResponse ws_route(std::string_view room) const;
   ApiResponse gate_route(std::string_view room, std::string_view cookie) const;
+  ApiResponse cookie_route(std::string_view room, std::string_view ticket) const;
   // Operator routes (routes_operator.cc).
   ApiResponse list_rooms() const;
   ApiResponse room_route(const ApiRequest& req, std::string_view room) const;

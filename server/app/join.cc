@@ -81,7 +81,7 @@ bool Api::proves_user(std::string_view room, const std::string& user, const User
                       const JoinResult& r) const {
   if (proof.key && r.key_hash && same_hash(hash_key(*proof.key), *r.key_hash)) return true;
   if (proof.user_token &&
-      user_token_names(*proof.user_token, options_.user_secret, user, now_ms() / 1000)) {
+      user_token_names(*proof.user_token, options_.user_secret, user, room, now_ms() / 1000)) {
     return true;
   }
   auto info = engine_.room_info(room);

@@ -32,6 +32,7 @@ enum class Route : uint8_t {
   kHealth,
   kReady,
   kSnapshot,
+  kCookie,
   kNotFound,
   kCount
 };

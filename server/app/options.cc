@@ -1,5 +1,9 @@
 #include "server/app/options.h"
 
+#include <arpa/inet.h>
+
+#include "server/app/secrets.h"
+
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <sstream>
@@ -14,6 +18,20 @@ uint16_t Options::port() const {
 }
 
 namespace {
+
+// "1.2.3.4", "1.2.3.0/24", "::1", "fd00::/8".
+bool valid_cidr(const std::string& cidr) {
+  const size_t slash = cidr.find('/');
+  const std::string address = cidr.substr(0, slash);
+  const bool v6 = address.find(':') != std::string::npos;
+  unsigned char buf[16];
+  if (inet_pton(v6 ? AF_INET6 : AF_INET, address.c_str(), buf) != 1) return false;
+  if (slash == std::string::npos) return true;
+  const std::string bits = cidr.substr(slash + 1);
+  if (bits.empty() || bits.size() > 3 || bits.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  return std::stoi(bits) <= (v6 ? 128 : 32);
+}
 
 Status check(const Options& o) {
   auto bad = [](const std::string& m) { return Status(Code::kInvalidArgument, m); };
@@ -40,8 +58,17 @@ Status check(const Options& o) {
     return bad("--operator-reserve must be smaller than --max-connections");
   if (o.max_streams_per_ticket == 0) return bad("--max-streams-per-ticket must be >= 1");
   if (o.stream_heartbeat_limit_s == 0) return bad("--stream-heartbeat-limit must be >= 1 s");
-  if (!o.verify_key.empty() && o.verify_key.size() < 16)
-    return bad("--verify-key must be at least 16 bytes");
+  if (!o.verify_key.empty()) {
+    if (std::string why = weak_secret("--verify-key", o.verify_key, 16); !why.empty())
+      return bad(why);
+  }
+  for (const std::string& cidr : o.trusted_proxies) {
+    if (!valid_cidr(cidr)) return bad("--trusted-proxy '" + cidr + "' is not an address or a CIDR");
+  }
+  if (!o.user_secret.empty()) {
+    if (std::string why = weak_secret("--user-secret", o.user_secret, 32); !why.empty())
+      return bad(why);
+  }
   if (!o.demo_room.empty() && !valid_room_name(o.demo_room)) {
     return bad("--demo-room: room names are 1-64 characters of A-Z a-z 0-9 _ -");
   }
@@ -86,6 +113,7 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
     ("max-streams-per-ticket", po::value(&o.max_streams_per_ticket)->default_value(o.max_streams_per_ticket), "SSE and WebSocket streams watching one ticket at most; more are answered 429")
     ("stream-heartbeat-limit", po::value(&o.stream_heartbeat_limit_s)->default_value(o.stream_heartbeat_limit_s), "seconds an open stream alone counts as a waiting visitor's heartbeat")
     ("no-room-metrics", "leave per-room series (room names) out of /metrics")
+    ("trusted-proxy", po::value(&o.trusted_proxies)->composing(), "CIDR of a proxy in front (repeatable, e.g. 127.0.0.1/32): its connections carry many visitors, so no per-address limit applies to them")
     ("demo-room", po::value(&o.demo_room), "create a room with this name at start")
     ("room-capacity", po::value(&o.room.capacity)->default_value(o.room.capacity), "default capacity (ALLOWED + ACTIVE at once); 0 = no limit")
     ("room-admission", po::value(&admission)->default_value(admission), "default admission: auto | manual")

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/model.h"
 #include "engine/status.h"
@@ -45,6 +46,9 @@ struct Options {
   // waiting page reopens its stream well within this, a tab left behind does not.
   unsigned stream_heartbeat_limit_s = 1800;
   bool room_metrics = true;  // --no-room-metrics: /metrics without per-room series (names)
+  // --trusted-proxy CIDR (repeatable): peers in these networks are proxies carrying many
+  // visitors (nginx in front): no per-address connection limit for them.
+  std::vector<std::string> trusted_proxies;
 
   std::string demo_room;  // --demo-room NAME: create this room at start if it does not exist
   RoomConfig room;        // --room-capacity, --room-admission, --room-admit-per-second,

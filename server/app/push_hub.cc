@@ -11,12 +11,15 @@ void PushHub::attach(const std::string& room, const std::shared_ptr<Stream>& s, 
   e.counts = wants_counts;
 }
 
-void PushHub::watch(const std::string& room, const std::string& ticket, const Stream* s) {
+bool PushHub::watch(const std::string& room, const std::string& ticket, const Stream* s,
+                    size_t limit) {
   std::lock_guard lock(mu_);
   auto r = rooms_.find(room);
-  if (r == rooms_.end()) return;
+  if (r == rooms_.end()) return false;
   auto e = r->second.streams.find(s);
-  if (e == r->second.streams.end() || e->second.ticket == ticket) return;
+  if (e == r->second.streams.end()) return false;
+  if (e->second.ticket == ticket) return true;
+  if (r->second.by_ticket.count(ticket) >= limit) return false;  // checked and taken together
   if (!e->second.ticket.empty()) {
     auto range = r->second.by_ticket.equal_range(e->second.ticket);
     for (auto it = range.first; it != range.second; ++it) {
@@ -28,6 +31,7 @@ void PushHub::watch(const std::string& room, const std::string& ticket, const St
   }
   e->second.ticket = ticket;
   r->second.by_ticket.emplace(ticket, s);
+  return true;
 }
 
 void PushHub::detach(const std::string& room, const Stream* s) {

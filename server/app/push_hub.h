@@ -12,6 +12,7 @@
 // called after it is released.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,7 +37,10 @@ class Stream {
 class PushHub {
  public:
   void attach(const std::string& room, const std::shared_ptr<Stream>& s, bool wants_counts);
-  void watch(const std::string& room, const std::string& ticket, const Stream* s);
+  // `s` (attached) now watches `ticket`; false, watching nothing, if `limit` other streams
+  // watch it already.
+  bool watch(const std::string& room, const std::string& ticket, const Stream* s,
+             size_t limit = SIZE_MAX);
   void detach(const std::string& room, const Stream* s);
 
   void on_events(const std::vector<Event>& events);

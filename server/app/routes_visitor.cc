@@ -41,9 +41,26 @@ ApiResponse Api::gate_route(std::string_view room, std::string_view cookies) con
                         "no valid admission for room '" + std::string(room) + "'");
 }
 
+// The admission cookie, set by the server (HttpOnly): the waiting page asks for it once
+// admitted, so a stale cookie of an earlier admission is always replaced. Holding the
+// ticket id is the credential, as for status.
+ApiResponse Api::cookie_route(std::string_view room, std::string_view ticket) const {
+  auto v = engine_.peek(room, ticket);
+  if (!v.is_ok()) return engine_error(v.status());
+  if (!holds_slot(v->state)) {
+    return error_response(409, "wrong_state", "the ticket is not admitted");
+  }
+  ApiResponse res;
+  res.status = 204;
+  res.headers.emplace_back("Set-Cookie", admission_cookie(room, v.value()));
+  res.headers.emplace_back("Cache-Control", "no-store");
+  return res;
+}
+
 std::string Api::admission_cookie(std::string_view room, const TicketView& v) const {
+  // Rounded up: the cookie lives as long as its token, not a second less.
   const int64_t max_age =
-      std::max<int64_t>(1, (v.valid_until_ms - engine_.clock().now_ms()) / 1000);
+      std::max<int64_t>(1, (v.valid_until_ms - engine_.clock().now_ms() + 999) / 1000);
   return "anteroom_" + std::string(room) + "=" + token_for(room, v) +
          "; Path=/; Max-Age=" + std::to_string(max_age) + "; SameSite=Lax; HttpOnly";
 }
@@ -121,6 +138,10 @@ ApiResponse Api::ticket_route(const ApiRequest& req, std::string_view room,
                               const std::vector<std::string_view>& p) const {
   const std::string_view m = req.method;
   const std::string_view ticket = p[4];
+  if (p.size() == 6 && p[5] == "cookie") {
+    if (m != "POST") return method_not_allowed("POST", Route::kCookie);
+    return with(cookie_route(room, ticket), Route::kCookie);
+  }
   if (p.size() == 6) {
     if (p[5] != "events") return with(not_found(), Route::kNotFound);
     if (m != "GET") return method_not_allowed("GET", Route::kEvents);

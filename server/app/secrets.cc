@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <utility>
 
 namespace anteroom {
 namespace {
@@ -60,6 +61,21 @@ Result<std::string> read_or_create(const std::string& dir, const char* name, boo
 
 }  // namespace
 
+std::string weak_secret(std::string_view what, std::string_view value, size_t min_bytes) {
+  if (value.size() < min_bytes) {
+    return std::string(what) + " is " + std::to_string(value.size()) +
+           " bytes; it must be at least " + std::to_string(min_bytes);
+  }
+  bool seen[256] = {};
+  size_t distinct = 0;
+  for (unsigned char c : value) distinct += !std::exchange(seen[c], true);
+  if (distinct < 8) {
+    return std::string(what) + " has " + std::to_string(distinct) +
+           " different characters; a secret needs at least 8";
+  }
+  return {};
+}
+
 Result<Secrets> load_secrets(const std::string& data_dir, std::string token_secret,
                              std::string admin_key) {
   Secrets s;
@@ -82,18 +98,15 @@ Result<Secrets> load_secrets(const std::string& data_dir, std::string token_secr
     admin_key = v.value();
     s.admin_key_generated = created;
   }
-  // Generated ones are 64 hex characters; a short one given by hand is guessable.
-  if (token_secret.size() < kMinTokenSecret) {
-    return Status(Code::kInvalidArgument,
-                  "the token secret is " + std::to_string(token_secret.size()) +
-                      " bytes; it must be at least " + std::to_string(kMinTokenSecret) +
-                      " (leave it out and one is generated in the data directory)");
+  // Generated ones are 64 hex characters; a short or repetitive one given by hand is
+  // guessable.
+  const char* generate = " (leave it out and one is generated in the data directory)";
+  if (std::string why = weak_secret("the token secret", token_secret, kMinTokenSecret);
+      !why.empty()) {
+    return Status(Code::kInvalidArgument, why + generate);
   }
-  if (admin_key.size() < kMinAdminKey) {
-    return Status(Code::kInvalidArgument,
-                  "the admin key is " + std::to_string(admin_key.size()) +
-                      " bytes; it must be at least " + std::to_string(kMinAdminKey) +
-                      " (leave it out and one is generated in the data directory)");
+  if (std::string why = weak_secret("the admin key", admin_key, kMinAdminKey); !why.empty()) {
+    return Status(Code::kInvalidArgument, why + generate);
   }
   s.token_secret = std::move(token_secret);
   s.admin_key = std::move(admin_key);

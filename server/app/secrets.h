@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "engine/status.h"
 
@@ -18,6 +19,10 @@ struct Secrets {
   std::string admin_key;
   bool admin_key_generated = false;  // true: print it, the operator has not seen it
 };
+
+// Why `value` is too weak to be `what` (at least `min_bytes`, and at least 8 different
+// characters), or empty if it will do.
+std::string weak_secret(std::string_view what, std::string_view value, size_t min_bytes);
 
 Result<Secrets> load_secrets(const std::string& data_dir, std::string token_secret,
                              std::string admin_key);

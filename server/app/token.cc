@@ -162,14 +162,19 @@ std::optional<TokenClaims> TokenSigner::verify(std::string_view token, std::stri
 }
 
 bool user_token_names(std::string_view token, std::string_view secret, std::string_view user,
-                      int64_t now_s) {
+                      std::string_view room, int64_t now_s) {
   if (secret.empty()) return false;
   auto o = verify_hs256(token, secret, nullptr);
   if (!o) return false;
   const json::string* sub = string_claim(*o, "sub");
   if (sub == nullptr || *sub != user) return false;
+  // A room claim, if there is one, must name this room.
+  if (o->contains("room")) {
+    const json::string* r = string_claim(*o, "room");
+    if (r == nullptr || *r != room) return false;
+  }
   auto exp = number_claim(*o, "exp");
-  return !exp || *exp > now_s;  // exp is optional; when present it holds
+  return exp && *exp > now_s;  // an assertion without an end would be good for ever
 }
 
 }  // namespace anteroom

@@ -46,9 +46,10 @@ class TokenSigner {
 std::optional<boost::json::object> verify_hs256(std::string_view token, std::string_view secret,
                                                 TokenError* why);
 // A user assertion from the protected service: an HS256 JWT signed with `secret` (the
-// --user-secret) whose `sub` is `user` and whose `exp`, if any, has not passed.
+// --user-secret) whose `sub` is `user`, whose `exp` (required) has not passed, and whose
+// `room`, if it has one, is `room`.
 bool user_token_names(std::string_view token, std::string_view secret, std::string_view user,
-                      int64_t now_s);
+                      std::string_view room, int64_t now_s);
 std::string hmac_sha256(std::string_view key, std::string_view input);
 
 // base64url without padding (RFC 4648 section 5), as JWTs use.

@@ -82,8 +82,9 @@ function show(s) {
       return;
     }
     $("message").textContent = T.admitted;
-    document.cookie = "anteroom_" + ROOM + "=" + s.token + "; Path=/; Max-Age=86400; SameSite=Lax";
-    setTimeout(() => location.replace(RETURN_TO), 300);
+    // The server sets the admission cookie (HttpOnly), replacing any stale one.
+    fetch("/v1/rooms/" + ROOM + "/tickets/" + s.ticket + "/cookie", {method: "POST"})
+      .finally(() => setTimeout(() => location.replace(RETURN_TO), 300));
     return;
   }
   $("position").textContent = "-";
@@ -177,6 +178,28 @@ bool prefers_korean(std::string_view accept_language) {
   return first == "ko" || first == "KO" || first == "Ko";
 }
 
+template <size_t N>
+std::string fill_template(std::string_view tmpl,
+                          const std::pair<std::string_view, std::string_view> (&fills)[N]) {
+  std::string out;
+  out.reserve(tmpl.size() + 1024);
+  for (size_t i = 0; i < tmpl.size();) {
+    bool filled = false;
+    if (tmpl[i] == '%') {
+      for (const auto& [name, value] : fills) {
+        if (tmpl.substr(i, name.size()) == name) {
+          out += value;
+          i += name.size();
+          filled = true;
+          break;
+        }
+      }
+    }
+    if (!filled) out += tmpl[i++];
+  }
+  return out;
+}
+
 void replace_all(std::string& s, std::string_view from, std::string_view to) {
   for (size_t i = s.find(from); i != std::string::npos; i = s.find(from, i + to.size())) {
     s.replace(i, from.size(), to);
@@ -238,11 +261,14 @@ ApiResponse wait_page(std::string_view room, std::string_view query,
   // As a JS string literal inside <script>: JSON, with '<' escaped so no "</script>".
   std::string ret_js = boost::json::serialize(boost::json::value(ret));
   replace_all(ret_js, "<", "\\u003c");
-  std::string page(kPage);
-  replace_all(page, "%ROOM%", room);
-  replace_all(page, "%RETURN%", ret_js);
-  replace_all(page, "%LANG%", ko ? "ko" : "en");
-  replace_all(page, "%STRINGS%", ko ? kKorean : kEnglish);
+  // One pass over the template: what is put in is never scanned for placeholders again
+  // (a return address holding "%STRINGS%" stays text).
+  const std::pair<std::string_view, std::string_view> fills[] = {
+      {"%ROOM%", room},
+      {"%RETURN%", ret_js},
+      {"%LANG%", ko ? "ko" : "en"},
+      {"%STRINGS%", ko ? kKorean : kEnglish}};
+  std::string page = fill_template(kPage, fills);
   ApiResponse res;
   res.content_type = "text/html; charset=utf-8";
   res.body = std::move(page);

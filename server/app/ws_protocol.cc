@@ -56,7 +56,6 @@ WsProtocol::Reply WsProtocol::say(std::string message) {
 }
 
 WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
-  Reply r;
   boost::system::error_code ec;
   json::value v = json::parse(text, ec);
   if (ec || !v.is_object()) return say(error("messages must be JSON objects"));
@@ -68,6 +67,7 @@ WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
     return say(error("userId must be a string of 1-128 characters"));
   }
   const std::string uid(user->as_string());
+  Reply r;
   if (*type == "ENTER") {
     // Beyond seed 000: a client may bind its ticket to a key, and prove a returning user.
     UserProof proof;
@@ -75,14 +75,16 @@ WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
       proof.key = std::string(k->as_string());
     if (const json::value* t = o.if_contains("userToken"); t != nullptr && t->is_string())
       proof.user_token = std::string(t->as_string());
-    return enter(uid, proof);
-  }
-  if (*type == "CHECK_QUEUE_STATUS") return say(check(uid));
-  if (*type == "LEAVE") {
+    r = enter(uid, proof);
+  } else if (*type == "CHECK_QUEUE_STATUS") {
+    r = say(check(uid));
+  } else if (*type == "LEAVE") {
     if (auto e = leave(uid)) r.now.push_back(std::move(*e));
-    return r;
+  } else {
+    return say(error("unknown type; expected ENTER, CHECK_QUEUE_STATUS or LEAVE"));
   }
-  return say(error("unknown type; expected ENTER, CHECK_QUEUE_STATUS or LEAVE"));
+  r.understood = true;
+  return r;
 }
 
 WsProtocol::Reply WsProtocol::enter(const std::string& uid, const UserProof& proof) {

@@ -32,6 +32,7 @@ class WsProtocol {
     // send `deferred` (or after_durable_failure() if it failed).
     uint64_t durable_at = 0;
     std::string deferred;
+    bool understood = false;  // a well-formed ENTER, CHECK_QUEUE_STATUS or LEAVE
   };
   Reply on_message(std::string_view text);
   // The VISITOR_COUNT greeting for a new socket (empty if the room is gone).

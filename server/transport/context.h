@@ -9,6 +9,7 @@
 #include "server/app/options.h"
 #include "server/app/push_hub.h"
 #include "server/transport/address_counts.h"
+#include "server/transport/trusted_proxies.h"
 
 namespace anteroom {
 
@@ -22,6 +23,7 @@ struct ServerContext {
   std::atomic<int64_t> connections{0};
   std::atomic<bool> stopping{false};  // lone flag: relaxed
   AddressCounts addresses;            // open connections per client address
+  const TrustedProxies proxies{options.trusted_proxies};
 };
 
 // Held by a session for as long as its connection is open, moved along when an HTTP

@@ -18,14 +18,15 @@ using Clock = std::chrono::steady_clock;
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot)
+  HttpSession(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot, bool in_reserve)
       : socket_(std::move(socket)),
         ctx_(ctx),
         slot_(std::move(slot)),
-        watchdog_(socket_.get_executor()) {}
+        watchdog_(socket_.get_executor()),
+        in_reserve_(in_reserve) {}
 
   void run() {
-    set_deadline(std::chrono::seconds(ctx_.options.idle_timeout_s));
+    set_deadline(idle_timeout());
     do_read();
   }
 
@@ -54,7 +55,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     parser_->body_limit(ctx_.options.body_limit);
     parser_->eager(true);
     if (buffer_.size() != 0) return on_bytes();  // pipelined bytes already here
-    set_deadline(std::chrono::seconds(ctx_.options.idle_timeout_s));
+    set_deadline(idle_timeout());
     socket_.async_read_some(
         buffer_.prepare(4096),
         beast::bind_front_handler(&HttpSession::on_first_bytes, shared_from_this()));
@@ -103,6 +104,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (ec) return reply_error(400, "bad_request", "the request is not valid HTTP/1.1");
     started_ = Clock::now();
     const auto& req = parser_->get();
+    // A Transfer-Encoding that does not end in chunked leaves the body's length unknown:
+    // HTTP/1.1 says answer 400 and close, or what follows would be read as a request.
+    if (req.find(http::field::transfer_encoding) != req.end() && !req.chunked()) {
+      return reply_error(400, "bad_request", "Transfer-Encoding must end in chunked");
+    }
     if (ctx_.stopping.load(std::memory_order_relaxed)) {
       return reply_error(503, "shutting_down", "the server is shutting down");
     }
@@ -111,9 +117,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     a.target = req.target();
     a.authorization = header(http::field::authorization);
     a.cookie = cookies();
-    a.reserve_only =
-        ctx_.connections.load(std::memory_order_relaxed) >
-        static_cast<int64_t>(ctx_.options.max_connections - ctx_.options.operator_reserve);
+    a.reserve_only = in_reserve_ || ctx_.connections.load(std::memory_order_relaxed) >
+                                        static_cast<int64_t>(ctx_.options.max_connections -
+                                                             ctx_.options.operator_reserve);
     a.accept_language = header(http::field::accept_language);
     a.return_header = header_named("X-Anteroom-Return");
     a.body = req.body();
@@ -140,6 +146,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
             self->write(*pending, keep_alive, false, version);
           });
         });
+  }
+
+  // A connection accepted into the operator reserve gets one request, soon, then is closed:
+  // idle sockets cannot sit on the places kept for health checks and operators.
+  std::chrono::seconds idle_timeout() const {
+    return std::chrono::seconds(in_reserve_ ? 2 : ctx_.options.idle_timeout_s);
   }
 
   std::string_view header_named(std::string_view name) const {
@@ -189,7 +201,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void write(const ApiResponse& r, bool keep_alive, bool head, unsigned version) {
     ctx_.metrics.request(r.route, r.status, elapsed());
-    keep_alive_ = keep_alive && !ctx_.stopping.load(std::memory_order_relaxed);
+    keep_alive_ = keep_alive && !in_reserve_ && !ctx_.stopping.load(std::memory_order_relaxed);
     out_.clear();
     out_ += "HTTP/1.1 ";
     out_ += std::to_string(r.status);
@@ -249,13 +261,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::string cookies_;  // the request's Cookie headers joined; reused
   Clock::time_point started_;
   bool keep_alive_ = true;
+  const bool in_reserve_;  // accepted past --max-connections minus --operator-reserve
   bool done_ = false;
 };
 
 }  // namespace
 
-void run_http_session(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot) {
-  std::make_shared<HttpSession>(std::move(socket), ctx, std::move(slot))->run();
+void run_http_session(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot,
+                      bool in_reserve) {
+  std::make_shared<HttpSession>(std::move(socket), ctx, std::move(slot), in_reserve)->run();
 }
 
 void refuse_connection(tcp::socket socket) {

@@ -78,17 +78,21 @@ void Listener::on_accept(beast::error_code ec, tcp::socket s) {
   }
   s.set_option(tcp::no_delay(true), ec);
   const AddressKey address = key_of(s);
-  int64_t open = ctx_.connections.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (open > static_cast<int64_t>(ctx_.options.max_connections)) {
-    ctx_.connections.fetch_sub(1, std::memory_order_relaxed);
-    ctx_.metrics.refused_connection();
-    refuse_connection(std::move(s));
-  } else if (!ctx_.addresses.try_add(address, ctx_.options.max_connections_per_address)) {
+  const int64_t open = ctx_.connections.fetch_add(1, std::memory_order_relaxed) + 1;
+  const bool proxy =
+      !ctx_.proxies.empty() && ctx_.proxies.contains(s.remote_endpoint(ec).address());
+  // A proxy's connections carry many visitors: no per-address limit for it.
+  const uint32_t per_address = proxy ? UINT32_MAX : ctx_.options.max_connections_per_address;
+  if (open > static_cast<int64_t>(ctx_.options.max_connections) ||
+      !ctx_.addresses.try_add(address, per_address)) {
     ctx_.connections.fetch_sub(1, std::memory_order_relaxed);
     ctx_.metrics.refused_connection();
     refuse_connection(std::move(s));
   } else {
-    run_http_session(std::move(s), ctx_, ConnectionSlot(ctx_, ConnKind::kHttp, address));
+    const bool in_reserve =
+        open > static_cast<int64_t>(ctx_.options.max_connections - ctx_.options.operator_reserve);
+    run_http_session(std::move(s), ctx_, ConnectionSlot(ctx_, ConnKind::kHttp, address),
+                     in_reserve);
   }
   do_accept();
 }

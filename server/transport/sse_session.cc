@@ -9,6 +9,11 @@
 namespace anteroom {
 namespace {
 
+constexpr std::string_view kTooManyStreams =
+    "HTTP/1.1 429 Too Many Requests\r\nServer: anteroom\r\nContent-Type: application/json\r\n"
+    "Connection: close\r\nContent-Length: 100\r\n\r\n"
+    R"({"error":{"code":"too_many_streams","message":"this ticket already has its most open streams"}})";
+
 class SseSession final : public StreamSession {
  public:
   SseSession(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot, std::string room,
@@ -19,7 +24,13 @@ class SseSession final : public StreamSession {
 
   void start() {
     begin();
-    ctx_.hub.watch(room_, ticket_, this);
+    if (!ctx_.hub.watch(room_, ticket_, this, ctx_.options.max_streams_per_ticket)) {
+      // Streams raced past the route's check: this one is over the limit.
+      return net::dispatch(stream_.get_executor(), [self = shared()] {
+        self->enqueue(std::make_shared<const std::string>(kTooManyStreams));
+        self->finish();
+      });
+    }
     net::dispatch(stream_.get_executor(), [self = shared()] {
       self->enqueue(std::make_shared<const std::string>(
           "HTTP/1.1 200 OK\r\nServer: anteroom\r\nContent-Type: text/event-stream\r\n"

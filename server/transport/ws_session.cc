@@ -99,9 +99,13 @@ class WsSession final : public StreamSession {
   }
 
   void handle(std::string_view text) {
-    client_spoke();
     WsProtocol::Reply r = protocol_.on_message(text);
-    if (!protocol_.ticket().empty()) ctx_.hub.watch(room_, protocol_.ticket(), this);
+    if (r.understood) client_spoke();  // junk does not count as the visitor being here
+    if (!protocol_.ticket().empty() &&
+        !ctx_.hub.watch(room_, protocol_.ticket(), this, ctx_.options.max_streams_per_ticket)) {
+      r.now.push_back(
+          R"({"type":"ERROR","message":"this ticket already has its most open streams"})");
+    }
     for (std::string& m : r.now) send(std::move(m));
     if (r.durable_at == 0) return;
     ctx_.api.engine().when_durable(

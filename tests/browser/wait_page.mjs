@@ -64,7 +64,20 @@ try {
   if (!cookie) fail("no admission cookie");
   const gate = await fetch(base + "/v1/gate/show", { headers: { Cookie: "anteroom_show=" + cookie.value } });
   if (gate.status !== 204) fail("the gate refuses the cookie: " + gate.status);
-  pass("admitted: the page set the cookie and went to the return address");
+  if (!cookie.httpOnly) fail("the admission cookie is readable by scripts");
+  pass("admitted: the server set the cookie (HttpOnly) and the page went to the return address");
+
+  // The review's finding: a stale HttpOnly cookie (the room was reset) could not be replaced
+  // by the page's script, so the visitor bounced. Now the server sets the new one.
+  await admin("DELETE", "/v1/rooms/show");
+  await admin("PUT", "/v1/rooms/show", { capacity: 5 });
+  await page.goto(base + "/wait/show?return=%2Fhealthz");
+  await page.waitForURL(base + "/healthz", { timeout: 10000 });
+  const renewed = (await context.cookies()).find((c) => c.name === "anteroom_show");
+  if (!renewed || renewed.value === cookie.value) fail("the stale cookie was not replaced");
+  const gate2 = await fetch(base + "/v1/gate/show", { headers: { Cookie: "anteroom_show=" + renewed.value } });
+  if (gate2.status !== 204) fail("the gate refuses the renewed cookie: " + gate2.status);
+  pass("after a room reset the new admission replaces the old cookie");
 
   // A service that keeps sending the visitor back (here /service, which refuses whatever it
   // gets and redirects to the waiting page) must not make the page loop: after three tries

@@ -102,6 +102,16 @@ TEST_F(UserTakeover, AnAssertionFromTheServiceOrATrustingRoomProvesTheUser) {
   TokenClaims other{"mallory", "r", "", 0, unix_now_s() + 600};
   EXPECT_EQ(join("r", R"({"user":"bob","user_token":")" + service.sign(other) + R"("})").status,
             409u);
+  TokenClaims forever{"bob", "r", "", 0, 0};  // no usable exp: an assertion good for ever
+  {
+    TokenSigner s2("the-protected-services-user-secret");
+    const std::string t = s2.sign(forever);
+    EXPECT_EQ(join("r", R"({"user":"bob","user_token":")" + t + R"("})").status, 409u);
+  }
+  TokenClaims other_room{"bob", "elsewhere", "", 0, unix_now_s() + 600};
+  EXPECT_EQ(
+      join("r", R"({"user":"bob","user_token":")" + service.sign(other_room) + R"("})").status,
+      409u);
   TokenSigner forger("not-the-service-secret-at-all-0000");
   EXPECT_EQ(join("r", R"({"user":"bob","user_token":")" + forger.sign(claims) + R"("})").status,
             409u);

@@ -58,6 +58,23 @@ TEST(Limits, OneAddressCannotTakeEveryConnection) {
   }
 }
 
+// Behind nginx every visitor comes from the proxy's address: a trusted proxy is not held
+// to the per-address limit (the review found the limit then held the whole site).
+TEST(Limits, ATrustedProxyIsNotOneAddress) {
+  Options o = test_options();
+  o.max_connections_per_address = 5;
+  o.trusted_proxies = {"127.0.0.0/8"};
+  TestServer server(o);
+  std::vector<std::unique_ptr<RawClient>> many;
+  for (int i = 0; i < 20; ++i) many.push_back(std::make_unique<RawClient>(server.port()));
+  for (size_t i = many.size(); i-- > 0;) {
+    many[i]->send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    auto got = many[i]->until_closed(std::chrono::seconds(3));
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->substr(0, 12), "HTTP/1.1 200") << "connection " << i;
+  }
+}
+
 TEST(Limits, TheOperatorReserveAnswersHealthMetricsAndOperators) {
   Options o = test_options();
   o.max_connections = 30;
@@ -70,15 +87,24 @@ TEST(Limits, TheOperatorReserveAnswersHealthMetricsAndOperators) {
   ASSERT_TRUE(eventually([&] {
     return server.server().engine().room_info("r").is_ok();  // the server is up and serving
   }));
-  HttpClient c(server.port());
-  EXPECT_EQ(c.request("GET", "/healthz").status, 200u);
-  EXPECT_EQ(c.request("GET", "/metrics").status, 200u);
-  EXPECT_EQ(c.admin("GET", "/v1/rooms/r").status, 200u);
-  Reply visitor = c.request("POST", "/v1/rooms/r/tickets");
+  // Each connection in the reserve gets one answer, then is closed: a new one per request.
+  auto once = [&](const std::string& method, const std::string& path, bool admin) {
+    HttpClient c(server.port());
+    return admin ? c.admin(method, path) : c.request(method, path);
+  };
+  EXPECT_EQ(once("GET", "/healthz", false).status, 200u);
+  EXPECT_EQ(once("GET", "/metrics", false).status, 200u);
+  EXPECT_EQ(once("GET", "/v1/rooms/r", true).status, 200u);
+  Reply visitor = once("POST", "/v1/rooms/r/tickets", false);
   EXPECT_EQ(visitor.status, 503u);
   EXPECT_NE(visitor.body.find("overloaded"), std::string::npos) << visitor.body;
+  // An idle connection cannot sit in the reserve: it is closed within seconds.
+  RawClient squatter(server.port());
+  auto closed = squatter.until_closed(std::chrono::seconds(5));
+  EXPECT_TRUE(closed) << "an idle connection held a place of the reserve";
   idle.clear();
-  EXPECT_TRUE(eventually([&] { return c.request("POST", "/v1/rooms/r/tickets").status == 201u; }));
+  EXPECT_TRUE(
+      eventually([&] { return once("POST", "/v1/rooms/r/tickets", false).status == 201u; }));
 }
 
 TEST(Limits, ATicketHasAtMostSoManyStreams) {
@@ -138,13 +164,16 @@ TEST(Limits, WeakSecretsStopStartUp) {
   for (const Case& k :
        {Case{{"--token-secret", "a", "--admin-key", kAdminKey}, "token secret"},
         Case{{"--token-secret", kSecret, "--admin-key", " "}, "admin key"},
-        Case{{"--token-secret", kSecret, "--admin-key", "short-key"}, "admin key"}}) {
+        Case{{"--token-secret", kSecret, "--admin-key", "short-key"}, "admin key"},
+        Case{{"--token-secret", std::string(40, ' '), "--admin-key", kAdminKey}, "token secret"},
+        Case{{"--token-secret", kSecret, "--admin-key", kAdminKey, "--user-secret", "x"},
+             "--user-secret"}}) {
     std::vector<std::string> args = {ANTEROOM_BINARY, "--listen", "127.0.0.1:0",
                                      "--no-persistence"};
     args.insert(args.end(), k.args.begin(), k.args.end());
     Child s = spawn(args, 0, /*merge_stderr=*/true);
     const std::string out = all_output(s.out);
-    EXPECT_EQ(wait_exit(s.pid, std::chrono::seconds(10)), 1) << out;
+    EXPECT_NE(wait_exit(s.pid, std::chrono::seconds(10)), 0) << out;  // 1 start-up, 2 flags
     EXPECT_NE(out.find(k.says), std::string::npos) << out;
     EXPECT_NE(out.find("at least"), std::string::npos) << out;
   }

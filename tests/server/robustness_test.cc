@@ -18,6 +18,21 @@ TEST(Robustness, MalformedRequestIs400) {
   EXPECT_NE(got->find("\"bad_request\""), std::string::npos);
 }
 
+// A Transfer-Encoding that does not end in chunked leaves the body's end unknown: 400 and
+// close, so the bytes after it are never read as a request of their own.
+TEST(Robustness, TransferEncodingNotEndingInChunkedIs400AndCloses) {
+  TestServer server;
+  for (const char* te : {"xchunked", "chunked, identity", "gzip"}) {
+    Raw raw(server.port());
+    raw.send(std::string("POST /v1/rooms/r/tickets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ") +
+             te + "\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    auto got = raw.until_closed(std::chrono::seconds(3));
+    ASSERT_TRUE(got) << te;
+    EXPECT_EQ(got->substr(0, 12), "HTTP/1.1 400") << te;
+    EXPECT_EQ(got->find("\"ok\":true"), std::string::npos) << "smuggled request answered: " << te;
+  }
+}
+
 TEST(Robustness, OneByteASecondClientIsCutOffWhileOthersAreServed) {
   Options o = test_options();
   o.request_timeout_s = 2;

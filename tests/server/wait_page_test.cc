@@ -21,5 +21,13 @@ TEST(WaitPage, ReturnUrlStaysOnThisSite) {
   }
 }
 
+// The review's finding: a return address holding a placeholder of the page's template was
+// filled in again, breaking the page's script. Now what is put in is never rescanned.
+TEST(WaitPage, AReturnAddressIsNeverTakenForAPlaceholder) {
+  ApiResponse page = wait_page("shop", "return=%2F%25STRINGS%25%25ROOM%25", "en");
+  EXPECT_NE(page.body.find(R"(RETURN_TO = "/%STRINGS%%ROOM%")"), std::string::npos);
+  EXPECT_EQ(page.body.find("%STRINGS%\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace anteroom

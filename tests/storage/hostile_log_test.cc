@@ -77,6 +77,22 @@ TEST_F(HostileLog, EveryBadFieldStopsStartUpNamingTheRecordAndWhy) {
   }
 }
 
+// The review's finding: check-log said "ok" for a log of more rooms than a server holds,
+// and start-up then refused it naming no record. Now both stop at the room too many.
+TEST_F(HostileLog, MoreRoomsThanAServerHoldsIsNamed) {
+  std::vector<Any> rooms;
+  for (int i = 0; i <= 10'000; ++i)
+    rooms.push_back(RoomPut{"r" + std::to_string(i), fine_config()});
+  const std::string log = log_of(rooms);
+  const LogScan scan = scan_log(log, nullptr);
+  EXPECT_EQ(scan.end, logfmt::Reader::End::kCorrupt);
+  EXPECT_NE(scan.problem.find("record 10002"), std::string::npos) << scan.problem;
+  write(log);
+  auto e = open();
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_NE(e.status().message().find("record 10002"), std::string::npos) << e.status().message();
+}
+
 // A 55-byte log with one join at seq 20,000,000 took 636 MB to start; now a few segments.
 TEST_F(HostileLog, AFarAwaySeqCostsNoMemory) {
   write(log_of({RoomPut{"r", fine_config()}, Join{"r", 20'000'000, {1, 2, 3}, "", 0, {}}}));
