@@ -31,6 +31,7 @@ A=$(free_port); O=$(free_port); N=$(free_port)
 KEY=nginx-test-admin-key
 
 "$BIN" --listen "127.0.0.1:$A" --data-dir "$work/data" --no-persistence --admin-key "$KEY" \
+  --trusted-proxy 127.0.0.1 \
   --token-secret nginx-test-token-secret-0123456789abc >"$work/anteroom.out" 2>&1 &
 pids+=($!)
 mkdir -p "$work/origin/shop"
