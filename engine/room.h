@@ -107,6 +107,8 @@ class Room {
   TicketView view_of(uint64_t seq, const Slot& slot, uint8_t packed,
                      std::string_view id = {}) const;
   static void fill_extra(const Slot& s, TicketDetail* d);
+  // UserIndex::NameOf for this room: the user of a live ticket.
+  static std::string_view user_of(const void* room, uint64_t seq);
   // Whether an auto room might admit now: worth asking for a pass after a join.
   bool might_admit() const;
 

@@ -84,7 +84,7 @@ Status Room::restore(const std::vector<RestoredTicket>& tickets) {
       holders_.push_back(t.seq);
       owner_add(in_use_, 1);
     }
-    if (is_live(t.state) && !t.user.empty()) users_.lock(t.user).set(extra->user(), t.seq);
+    if (is_live(t.state) && !t.user.empty()) users_.lock(t.user).set(t.seq);
     std::atomic_ref<uint8_t>(s.state).store(pack_state(t.state, t.reason),
                                             std::memory_order_release);
   }

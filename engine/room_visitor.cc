@@ -9,7 +9,11 @@
 namespace anteroom {
 
 Room::Room(std::string name, const RoomConfig& config, const RoomEnv& env, EventSink& sink)
-    : name_(std::move(name)), env_(env), sink_(sink), last_sweep_ms_(env.clock.now_ms()) {
+    : name_(std::move(name)),
+      env_(env),
+      sink_(sink),
+      users_(&Room::user_of, this),
+      last_sweep_ms_(env.clock.now_ms()) {
   tokens_ = config.admit_per_second;
   tokens_at_ms_ = last_sweep_ms_;
   set_config(config, false);
@@ -63,7 +67,7 @@ Result<std::pair<uint64_t, uint64_t>> Room::publish_new(const TicketExtra* extra
     c.tag = tag;
     if (extra != nullptr) {
       c.user = extra->user();
-      if (extra->has_key) c.key_hash = &extra->key;
+      c.key_hash = extra->key();
     }
     durable_at = env_.journal->record(c);
   }
@@ -71,6 +75,11 @@ Result<std::pair<uint64_t, uint64_t>> Room::publish_new(const TicketExtra* extra
   std::atomic_ref<uint8_t>(s.state).store(pack_state(TicketState::kWaiting, EndReason::kNone),
                                           std::memory_order_release);
   return std::pair{seq, durable_at};
+}
+
+std::string_view Room::user_of(const void* room, uint64_t seq) {
+  const Slot* s = static_cast<const Room*>(room)->line_.find(seq);
+  return s != nullptr && s->extra != nullptr ? s->extra->user() : std::string_view{};
 }
 
 bool Room::might_admit() const {
@@ -114,7 +123,7 @@ Result<JoinResult> Room::join(const JoinRequest& req) {
       auto p = publish_new(extra);
       if (!p.is_ok()) return p.status();
       std::tie(seq, r.durable_at) = p.value();
-      user.set(extra->user(), seq);
+      user.set(seq);
       r.created = true;
     }
   }

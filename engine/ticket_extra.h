@@ -12,21 +12,27 @@
 
 namespace anteroom {
 
+// Two bytes, then the key hash (when bound), then the name, in one allocation: a named
+// unbound ticket pays for its name only.
 struct TicketExtra {
-  uint16_t user_len = 0;
-  bool has_key = false;
-  KeyHash key{};
-  // The user's name follows in the same allocation.
-  std::string_view user() const { return {reinterpret_cast<const char*>(this + 1), user_len}; }
+  uint8_t user_len = 0;  // at most 128 (valid_user)
+  uint8_t has_key = 0;
+  const char* bytes() const { return reinterpret_cast<const char*>(this + 1); }
+  std::string_view user() const { return {bytes() + (has_key ? sizeof(KeyHash) : 0), user_len}; }
+  // Null when the ticket is not bound.
+  const KeyHash* key() const {
+    return has_key ? reinterpret_cast<const KeyHash*>(bytes()) : nullptr;
+  }
   std::optional<KeyHash> key_hash() const {
-    return has_key ? std::optional<KeyHash>(key) : std::nullopt;
+    return has_key ? std::optional<KeyHash>(*key()) : std::nullopt;
   }
 };
+static_assert(alignof(KeyHash) == 1);
 
 // Null when there is neither a user nor a key. `user` is at most 128 bytes (valid_user).
 const TicketExtra* make_extra(std::string_view user, const std::optional<KeyHash>& key);
 void free_extra(const TicketExtra* e);  // null is fine
-// Bytes make_extra() took for these (for statistics).
-size_t extra_bytes(std::string_view user);
+// Bytes make_extra() takes for these.
+size_t extra_bytes(std::string_view user, bool has_key);
 
 }  // namespace anteroom
