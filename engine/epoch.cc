@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace anteroom::epoch {
@@ -154,6 +155,16 @@ size_t reclaim() {
   g_pending.fetch_sub(free_now.size(), std::memory_order_relaxed);
   g_pending_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   return free_now.size();
+}
+
+size_t drain() {
+  size_t freed = 0;
+  for (int round = 0; round < 10000 && pending() > 0; ++round) {
+    const size_t n = reclaim();
+    freed += n;
+    if (n == 0) std::this_thread::yield();
+  }
+  return freed;
 }
 
 size_t pending() { return g_pending.load(std::memory_order_relaxed); }

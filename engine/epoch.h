@@ -58,6 +58,11 @@ void retire(T* p) {
 // many were freed.
 size_t reclaim();
 
+// Frees everything retired so far, waiting (yielding) for pinned readers to move on; for an
+// engine going away, whose retired rooms nothing else would free. Gives up after a bounded
+// number of rounds if a reader stays pinned. Returns how many were freed.
+size_t drain();
+
 // Retired and not yet freed, for statistics and tests.
 size_t pending();
 size_t pending_bytes();

@@ -48,6 +48,8 @@ class ShardedEngine final : public Engine {
       shards_.push_back(std::make_unique<Shard>(options_.max_queued_events));
     }
   }
+  // Deleted rooms and given-back segments wait in the epoch's list; free them with us.
+  ~ShardedEngine() override { epoch::drain(); }
 
   Status put_room(std::string_view name, const RoomConfig& config) override {
     if (!valid_room_name(name)) return bad_room_name();

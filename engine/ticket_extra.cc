@@ -18,7 +18,7 @@ const TicketExtra* make_extra(std::string_view user, const std::optional<KeyHash
     std::memcpy(out, key->data(), key->size());
     out += key->size();
   }
-  std::memcpy(out, user.data(), user.size());
+  if (!user.empty()) std::memcpy(out, user.data(), user.size());
   return e;
 }
 

@@ -65,7 +65,7 @@ TEST_F(HostileLog, EveryBadFieldStopsStartUpNamingTheRecordAndWhy) {
     write(log);
     auto e = open();
     ASSERT_FALSE(e.is_ok());
-    const std::string& m = e.status().message();
+    const std::string m = e.status().message();
     EXPECT_NE(m.find("record 3"), std::string::npos) << m;
     EXPECT_NE(m.find("offset"), std::string::npos) << m;
     EXPECT_NE(m.find(k.says), std::string::npos) << m;
