@@ -171,7 +171,7 @@ Slot& Line::slot_for_publish(uint64_t seq) {
 uint64_t Line::holes_between(uint64_t a, uint64_t b) const {
   // Holes in the chunk before `seq`: whole segments from the chunk's tree, then the slots of
   // seq's own segment from the segment's tree.
-  auto before = [this](const Chunk* ch, uint64_t seq) -> uint64_t {
+  auto before = [](const Chunk* ch, uint64_t seq) -> uint64_t {
     if (ch == nullptr) return 0;  // nothing claimed there yet
     const uint64_t s = seg_in_chunk(seq), off = seq & kSegMask;
     if (ch == gap_chunk_ptr()) return s * kSegment + off;

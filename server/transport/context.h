@@ -14,6 +14,9 @@
 namespace anteroom {
 
 struct ServerContext {
+  ServerContext(const Options& o, Api& a, PushHub& h, Metrics& m)
+      : options(o), api(a), hub(h), metrics(m) {}
+
   const Options& options;
   Api& api;
   PushHub& hub;

@@ -103,7 +103,7 @@ class WsSession final : public StreamSession {
     if (r.understood) client_spoke();  // junk does not count as the visitor being here
     if (!protocol_.ticket().empty() &&
         !ctx_.hub.watch(room_, protocol_.ticket(), this, ctx_.options.max_streams_per_ticket)) {
-      r.now.push_back(
+      r.now.emplace_back(
           R"({"type":"ERROR","message":"this ticket already has its most open streams"})");
     }
     for (std::string& m : r.now) send(std::move(m));

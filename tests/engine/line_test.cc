@@ -108,7 +108,9 @@ TEST(Line, HolesAcrossChunksMatchABruteForceCount) {
   line.advance_cursor(Line::kChunk - 6000);
   uint64_t brute = 0;
   for (uint64_t seq = 0; seq < n; ++seq) {
-    if (seq % 101 == 0 || seq == n - 1) ASSERT_EQ(line.waiting_before(seq), brute) << seq;
+    if (seq % 101 == 0 || seq == n - 1) {
+      ASSERT_EQ(line.waiting_before(seq), brute) << seq;
+    }
     brute += waiting[seq];
   }
 }
