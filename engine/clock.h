@@ -23,6 +23,14 @@ class SteadyClock final : public Clock {
   int64_t now_ms() const override;
 };
 
+// CLOCK_REALTIME_COARSE: Unix time in ms. For a cluster, whose records carry times that
+// every node must read alike; it can step back a little when NTP corrects it, which the
+// rooms tolerate (a time before another only makes a deadline later).
+class WallClock final : public Clock {
+ public:
+  int64_t now_ms() const override;
+};
+
 // A clock that moves only when told. For tests.
 class ManualClock final : public Clock {
  public:

@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -53,6 +54,25 @@ struct EngineStats {
   // Since start, over every room (deleted ones too): counters that only grow.
   uint64_t admitted = 0;
   std::array<uint64_t, 6> expired{};  // indexed by EndReason
+};
+
+// What a cluster node knows of its cluster: every node that reported lately (itself too).
+struct ClusterInfo {
+  struct Applied {
+    std::string room;
+    std::string stream_id;  // the last record applied ("ms-n" as Redis numbers it)
+    uint64_t records = 0;   // its record number (1, 2, ...)
+  };
+  struct Node {
+    std::string name;
+    int64_t heartbeat_ms = 0;         // wall clock of its last report
+    bool reachable = true;            // false: reported, but not within the lease time
+    std::vector<std::string> leases;  // rooms it decides for
+    std::vector<Applied> applied;
+  };
+  std::string self;
+  bool redis_reachable = false;
+  std::vector<Node> nodes;
 };
 
 class Engine {
@@ -133,6 +153,32 @@ class Engine {
     auto call = std::move(done);  // nothing is stored: done at once
     call(Status::ok());
   }
+
+  // Writes answered when they are done: `then` runs exactly once, on any thread, perhaps
+  // before the call returns. An engine whose writes take a round trip (a cluster node waits
+  // for its record to come back from Redis) answers later without holding the caller's
+  // thread; the others answer at once, a join only once it is durable (when_durable).
+  template <typename T>
+  using Then = std::function<void(Result<T>)>;
+  virtual void join_async(std::string_view room, const JoinRequest& request, Then<JoinResult> then);
+  virtual void leave_async(std::string_view room, std::string_view ticket, Then<TicketView> then);
+  virtual void activate_async(std::string_view room, std::string_view ticket,
+                              Then<TicketDetail> then);
+  virtual void admit_async(std::string_view room, uint64_t count, Then<uint64_t> then);
+  virtual void clear_async(std::string_view room, Then<uint64_t> then);
+  virtual void put_room_async(std::string_view room, const RoomConfig& config,
+                              std::function<void(Status)> then);
+  virtual void delete_room_async(std::string_view room, std::function<void(Status)> then);
+
+  // A ticket this copy of the room may not have seen yet (a cluster node behind the node
+  // that answered the ticket's join): returns true and calls `done` (any thread) once this
+  // copy has caught up with the room as it stands now, or gave up; then look again. Returns
+  // false, never calling `done`, when there is nothing to wait for.
+  virtual bool when_caught_up(std::string_view room, std::string_view ticket,
+                              std::function<void()> done);
+
+  // A cluster node's view of its cluster (GET /v1/cluster); none for a lone engine.
+  virtual std::optional<ClusterInfo> cluster_info() const { return std::nullopt; }
 };
 
 std::unique_ptr<Engine> make_sharded_engine(EngineOptions options = {});

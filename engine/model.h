@@ -126,6 +126,9 @@ struct RestoredTicket {
   TicketState state = TicketState::kWaiting;
   EndReason reason = EndReason::kNone;
   int64_t admitted_at_ms = 0;  // engine clock; ALLOWED/ACTIVE only
+  // Engine clock: last seen (WAITING) or used (ACTIVE). 0: now (recovery: nobody could be
+  // seen while the server was down).
+  int64_t seen_at_ms = 0;
 };
 
 struct RoomCounters {

@@ -9,9 +9,11 @@
 // (serve()). So no visitor waits, and no request is lost.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,14 +47,19 @@ struct RoomEnv {
   const IdCodec& codec;
   const Clock& clock;
   Journal* journal;  // may be null
-  int64_t epoch_ms;  // the engine's clock at start; slot times count 100 ms ticks from it
+  int64_t epoch_ms;  // the engine's clock at start: a room's default time origin
   EngineTotals& totals;
+  // A replica's rooms (replica.h): every change comes from apply_*, timed by the record, and
+  // nothing is decided by the clock (no expiry, no rate-capped admission) except by decide().
+  bool replica = false;
 };
 
 class Room {
  public:
-  // `sink` gets this room's push hints; both it and `env` outlive the room.
-  Room(std::string name, const RoomConfig& config, const RoomEnv& env, EventSink& sink);
+  // `sink` gets this room's push hints; both it and `env` outlive the room. Slot times count
+  // 100 ms ticks from `epoch_ms` (env.epoch_ms unless a replica says otherwise).
+  Room(std::string name, const RoomConfig& config, const RoomEnv& env, EventSink& sink,
+       std::optional<int64_t> epoch_ms = std::nullopt);
 
   const std::string& name() const { return name_; }
   unsigned shard() const { return shard_; }
@@ -77,19 +84,67 @@ class Room {
   // by the engine before the room can be found, so `journal` is false then).
   void set_config(const RoomConfig& config, bool journal);
   // Fills a new, empty room with recovered tickets (see Engine::restore_room). Not journaled.
-  Status restore(const std::vector<RestoredTicket>& tickets);
+  // The next join gets `next_seq`, or the seq after the last ticket if that is higher.
+  Status restore(const std::vector<RestoredTicket>& tickets, uint64_t next_seq = 0);
   // Sweeps for expiries (when `sweep_interval_ms` has passed since the last sweep), admits
   // what auto mode allows, publishes the admission rate, emits hints.
   void run(int64_t sweep_interval_ms);
   uint64_t admit(uint64_t count);
   uint64_t clear();
 
+  // Replica side (replica.h), one thread at a time: each applies one op as of `at_ms`, under
+  // the owner lock, and runs the pass it causes before returning.
+  Result<JoinResult> apply_join(int64_t at_ms, const Tag& tag, const JoinRequest& request);
+  Result<TicketDetail> apply_leave(int64_t at_ms, uint64_t seq);
+  Result<TicketDetail> apply_activate(int64_t at_ms, uint64_t seq);
+  uint64_t apply_admit(int64_t at_ms, uint64_t count);
+  void apply_expire(int64_t at_ms, uint64_t seq, EndReason why);
+  void apply_seen(int64_t at_ms, const std::vector<uint64_t>& seqs);
+  uint64_t apply_clear(int64_t at_ms);
+  void apply_config(int64_t at_ms, const RoomConfig& config);
+  // The decider's side: the expiries due at `now_ms` (if `sweep`) and what admit_per_second
+  // allows, as (seq, reason) pairs and an admission count. Changes nothing but the token
+  // bucket, which only the decider reads.
+  struct Due {
+    std::vector<std::pair<uint64_t, EndReason>> expire;
+    uint64_t admit = 0;
+  };
+  Due decide(int64_t now_ms, bool sweep);
+  int64_t epoch_ms() const { return epoch_ms_; }
+  // The room with every time and total (replica.h's RoomImage, less config and epoch), and
+  // its inverse on a new, empty room.
+  uint64_t next_seq() const { return line_.claimed(); }
+  std::vector<RestoredTicket> export_exact() const;
+  Status restore_exact(uint64_t next_seq, const RoomCounters& totals,
+                       const std::vector<RestoredTicket>& tickets);
+
  private:
-  uint32_t tick(int64_t now_ms) const {
-    return static_cast<uint32_t>((now_ms - env_.epoch_ms) / 100);
+  // Ticks from `then` to `now`; negative when a visitor stamped a tick after the owner read
+  // the clock, or records of two nodes came with clocks slightly apart.
+  static int64_t ticks_since(uint32_t now, uint32_t then) { return int64_t{now} - int64_t{then}; }
+  uint32_t tick(int64_t ms) const {
+    return static_cast<uint32_t>(std::max<int64_t>(0, ms - epoch_ms_) / 100);
   }
-  uint32_t now_tick() const { return tick(env_.clock.now_ms()); }
-  int64_t tick_to_ms(uint32_t t) const { return env_.epoch_ms + int64_t{t} * 100; }
+  // What "now" is: the clock, or on a replica the time of the record being applied.
+  int64_t now_ms() const {
+    return env_.replica ? applying_at_ms_.load(std::memory_order_relaxed) : env_.clock.now_ms();
+  }
+  uint32_t now_tick() const { return tick(now_ms()); }
+  int64_t tick_to_ms(uint32_t t) const { return epoch_ms_ + int64_t{t} * 100; }
+  // Runs f under the owner lock as of `at_ms` (replica side).
+  template <typename F>
+  auto applying(int64_t at_ms, F&& f) {
+    return with_owner([&] {
+      applying_at_ms_.store(at_ms, std::memory_order_relaxed);
+      return f();
+    });
+  }
+  Slot* published(uint64_t seq) const;  // the published slot of `seq`, or null
+  TicketView leave_slot(uint64_t seq, Slot& s, std::string_view id);
+  Result<TicketDetail> activate_slot(uint64_t seq, Slot& s, std::string_view id);
+  // Whether ticket `seq` (in `packed` state) is due to expire for `why` at tick `now`.
+  bool due(const Slot& s, uint8_t packed, EndReason why, uint32_t now) const;
+  void prune_holders();
   uint64_t journal(const Change& c) const {
     return env_.journal != nullptr ? env_.journal->record(c) : 0;
   }
@@ -101,7 +156,10 @@ class Room {
   // Claims, journals and publishes a new WAITING ticket carrying `extra` (owned by the
   // ticket from here on); returns its seq and the journal's durability position, or
   // room_full once the room has handed out every number it may.
-  Result<std::pair<uint64_t, uint64_t>> publish_new(const TicketExtra* extra);
+  // `tag` is the id's random part when a record gives it; null draws a fresh one.
+  Result<std::pair<uint64_t, uint64_t>> publish_new(const TicketExtra* extra,
+                                                    const Tag* tag = nullptr);
+  Result<JoinResult> join_as(const JoinRequest& request, const Tag* tag);
   Status refuse_if_full() const;
   // `id` is the ticket's id when the caller has it (saves encoding it again).
   TicketView view_of(uint64_t seq, const Slot& slot, uint8_t packed,
@@ -158,6 +216,10 @@ class Room {
 
   const std::string name_;
   const RoomEnv& env_;
+  const int64_t epoch_ms_;
+  // Replica: the time of the record being applied (written by the applier, read under the
+  // owner lock). Relaxed: the owner lock orders it.
+  std::atomic<int64_t> applying_at_ms_{0};
   EventSink& sink_;
   unsigned shard_ = 0;
 

@@ -18,10 +18,6 @@ void owner_sub(std::atomic<uint64_t>& counter, uint64_t delta) {
   counter.store(counter.load(std::memory_order_relaxed) - delta, std::memory_order_relaxed);
 }
 
-// Ticks from `then` to `now`; negative when a visitor stamped a tick after the owner read
-// the clock.
-int64_t ticks_since(uint32_t now, uint32_t then) { return int64_t{now} - int64_t{then}; }
-
 }  // namespace
 
 void Room::set_config(const RoomConfig& c, bool journal_it) {
@@ -50,11 +46,11 @@ Change Room::change(Change::Kind kind, uint64_t seq) const {
   c.kind = kind;
   c.room = name_;
   c.seq = seq;
-  c.at_ms = env_.clock.now_ms();
+  c.at_ms = now_ms();
   return c;
 }
 
-Status Room::restore(const std::vector<RestoredTicket>& tickets) {
+Status Room::restore(const std::vector<RestoredTicket>& tickets, uint64_t next_seq) {
   if (line_.claimed() != 0) return {Code::kInvalidArgument, "restore needs an empty room"};
   for (size_t i = 0; i < tickets.size(); ++i) {
     if (tickets[i].seq >= Line::kMaxTickets)
@@ -62,7 +58,7 @@ Status Room::restore(const std::vector<RestoredTicket>& tickets) {
     if (i != 0 && tickets[i].seq <= tickets[i - 1].seq)
       return {Code::kInvalidArgument, "restored tickets must be in ascending seq order"};
   }
-  const uint64_t tail = tickets.empty() ? 0 : tickets.back().seq + 1;
+  const uint64_t tail = std::max(next_seq, tickets.empty() ? 0 : tickets.back().seq + 1);
   uint64_t cursor = tail;
   for (const RestoredTicket& t : tickets) {
     if (t.state == TicketState::kWaiting) {
@@ -77,10 +73,9 @@ Status Room::restore(const std::vector<RestoredTicket>& tickets) {
     std::memcpy(s.tag, t.tag.data(), sizeof(s.tag));
     const TicketExtra* extra = make_extra(t.user, t.key_hash);
     s.extra = extra;
-    s.last_seen = now;
+    s.last_seen = t.seen_at_ms != 0 ? tick(t.seen_at_ms) : now;
     if (holds_slot(t.state)) {
-      s.admitted_at =
-          static_cast<uint32_t>(std::max<int64_t>(0, (t.admitted_at_ms - env_.epoch_ms) / 100));
+      s.admitted_at = tick(t.admitted_at_ms);
       holders_.push_back(t.seq);
       owner_add(in_use_, 1);
     }
@@ -145,8 +140,15 @@ void Room::pass() {
   drain_inbox();
   bool is_auto =
       admission_.load(std::memory_order_relaxed) == static_cast<uint8_t>(AdmissionMode::kAuto);
-  // Manual rooms still pass ended tickets at the head, so positions stay cheap to read.
-  admit_from_cursor(is_auto ? admission_budget(env_.clock.now_ms(), true) : 0);
+  // Manual rooms still pass ended tickets at the head, so positions stay cheap to read. A
+  // replica admits by itself only what capacity alone decides: admissions an admission rate
+  // holds back come as records from the room's decider.
+  uint64_t budget = 0;
+  if (is_auto) {
+    const bool rate_capped = admit_per_second_.load(std::memory_order_relaxed) != 0;
+    budget = env_.replica && rate_capped ? 0 : admission_budget(now_ms(), true);
+  }
+  admit_from_cursor(budget);
   emit_changes();
 }
 
@@ -223,7 +225,7 @@ uint64_t Room::admit_from_cursor(uint64_t budget) {
     if (packed == 0) break;
     if (state_of(packed) != TicketState::kWaiting) continue;
     uint32_t seen = std::atomic_ref<const uint32_t>(s->last_seen).load(std::memory_order_relaxed);
-    if (ticks_since(now, seen) >= abandon_after) {
+    if (!env_.replica && ticks_since(now, seen) >= abandon_after) {  // a replica's come as records
       expire(seq, *s, packed, EndReason::kAbandoned);
       continue;  // expired by us, or left by its visitor in the meantime
     }
@@ -245,8 +247,9 @@ uint64_t Room::admit_from_cursor(uint64_t budget) {
   }
   if (admitted != 0) {
     owner_add(admitted_total_, admitted);
-    tokens_ = std::max(0.0, tokens_ - static_cast<double>(admitted));
-    rate_window_.record(env_.clock.now_ms(), admitted);
+    // A replica's decider took its tokens when it proposed the admission (decide()).
+    if (!env_.replica) tokens_ = std::max(0.0, tokens_ - static_cast<double>(admitted));
+    rate_window_.record(now_ms(), admitted);
     env_.totals.admitted.fetch_add(admitted, std::memory_order_relaxed);
   }
   return admitted;
@@ -254,26 +257,15 @@ uint64_t Room::admit_from_cursor(uint64_t budget) {
 
 void Room::sweep() {
   const uint32_t now = now_tick();
-  const int64_t abandon_after = int64_t{heartbeat_timeout_s_.load(std::memory_order_relaxed)} * 10;
-  const int64_t allowed_ttl = int64_t{allowed_ttl_s_.load(std::memory_order_relaxed)} * 10;
-  const int64_t session_ttl = int64_t{session_ttl_s_.load(std::memory_order_relaxed)} * 10;
-
   for_each_waiting([&](uint64_t seq, Slot& s, uint8_t packed) {
-    uint32_t seen = std::atomic_ref<const uint32_t>(s.last_seen).load(std::memory_order_relaxed);
-    if (ticks_since(now, seen) >= abandon_after) expire(seq, s, packed, EndReason::kAbandoned);
+    if (due(s, packed, EndReason::kAbandoned, now)) expire(seq, s, packed, EndReason::kAbandoned);
   });
-
   auto keep = holders_.begin();
   for (uint64_t seq : holders_) {
     Slot* s = line_.find(seq);
     uint8_t packed = load_state(*s);
-    TicketState st = state_of(packed);
-    if (st == TicketState::kAllowed) {
-      uint32_t at = std::atomic_ref<const uint32_t>(s->admitted_at).load(std::memory_order_relaxed);
-      if (ticks_since(now, at) >= allowed_ttl) expire(seq, *s, packed, EndReason::kAllowedUnused);
-    } else if (st == TicketState::kActive) {
-      uint32_t seen = std::atomic_ref<const uint32_t>(s->last_seen).load(std::memory_order_relaxed);
-      if (ticks_since(now, seen) >= session_ttl) expire(seq, *s, packed, EndReason::kSessionIdle);
+    for (EndReason why : {EndReason::kAllowedUnused, EndReason::kSessionIdle}) {
+      if (due(*s, packed, why, now)) expire(seq, *s, packed, why);
     }
     if (holds_slot(state_of(packed))) *keep++ = seq;
   }
@@ -294,6 +286,14 @@ void Room::emit_changes() {
 }
 
 void Room::run(int64_t sweep_interval_ms) {
+  if (env_.replica) {  // nothing decided by the clock: tidy up and refresh the rate
+    with_owner([&] {
+      prune_holders();
+      publish_rate(env_.clock.now_ms());
+      return 0;
+    });
+    return;
+  }
   with_owner([&] {
     const int64_t now_ms = env_.clock.now_ms();
     if (now_ms - last_sweep_ms_ >= sweep_interval_ms) {
@@ -310,7 +310,7 @@ void Room::run(int64_t sweep_interval_ms) {
 uint64_t Room::admit(uint64_t count) {
   return with_owner([&] {
     drain_inbox();
-    const int64_t now_ms = env_.clock.now_ms();
+    const int64_t now_ms = this->now_ms();
     uint64_t n = admit_from_cursor(std::min(count, admission_budget(now_ms, false)));
     // Republish the rate when it was unknown or a new second began; run() refreshes it on
     // every pass anyway, so an operator admitting one at a time does not pay for it each call.

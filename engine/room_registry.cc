@@ -53,4 +53,15 @@ void RoomRegistry::erase(const Room* room) {
   }
 }
 
+void RoomRegistry::replace(const Room* old, Room* fresh) {
+  for (size_t i = home(old->name());; i = (i + 1) & mask_) {
+    Room* r = slots_[i].load(std::memory_order_relaxed);
+    if (r == nullptr) return;
+    if (r == old) {
+      slots_[i].store(fresh, std::memory_order_release);
+      return;
+    }
+  }
+}
+
 }  // namespace anteroom

@@ -22,6 +22,8 @@ class RoomRegistry {
   // False when max_rooms rooms are registered already.
   bool insert(Room* room);
   void erase(const Room* room);
+  // Puts `fresh` (same name) where `old` was: a reader finds one or the other, never none.
+  void replace(const Room* old, Room* fresh);
   size_t size() const { return count_; }
 
   template <typename F>

@@ -8,9 +8,11 @@
 
 namespace anteroom {
 
-Room::Room(std::string name, const RoomConfig& config, const RoomEnv& env, EventSink& sink)
+Room::Room(std::string name, const RoomConfig& config, const RoomEnv& env, EventSink& sink,
+           std::optional<int64_t> epoch_ms)
     : name_(std::move(name)),
       env_(env),
+      epoch_ms_(epoch_ms.value_or(env.epoch_ms)),
       sink_(sink),
       users_(&Room::user_of, this),
       last_sweep_ms_(env.clock.now_ms()) {
@@ -48,14 +50,15 @@ RoomCounters Room::counters() const {
   return c;
 }
 
-Result<std::pair<uint64_t, uint64_t>> Room::publish_new(const TicketExtra* extra) {
+Result<std::pair<uint64_t, uint64_t>> Room::publish_new(const TicketExtra* extra,
+                                                        const Tag* given) {
   uint64_t seq = 0;
   if (!line_.claim(&seq)) {
     free_extra(extra);
     return Status(Code::kRoomFull, "room '" + name_ + "' has handed out all its tickets");
   }
   Slot& s = line_.slot_for_publish(seq);
-  Tag tag = random_tag();
+  const Tag tag = given != nullptr ? *given : random_tag();
   std::memcpy(s.tag, tag.data(), sizeof(s.tag));
   s.extra = extra;
   s.last_seen = now_tick();
@@ -97,12 +100,14 @@ Status Room::refuse_if_full() const {
   return Status::ok();
 }
 
-Result<JoinResult> Room::join(const JoinRequest& req) {
+Result<JoinResult> Room::join(const JoinRequest& req) { return join_as(req, nullptr); }
+
+Result<JoinResult> Room::join_as(const JoinRequest& req, const Tag* tag) {
   JoinResult r;
   uint64_t seq = 0;
   if (req.user.empty()) {
     if (Status st = refuse_if_full(); !st.is_ok()) return st;
-    auto p = publish_new(make_extra({}, req.key_hash));
+    auto p = publish_new(make_extra({}, req.key_hash), tag);
     if (!p.is_ok()) return p.status();
     std::tie(seq, r.durable_at) = p.value();
     r.created = true;
@@ -120,7 +125,7 @@ Result<JoinResult> Room::join(const JoinRequest& req) {
     } else {
       if (Status st = refuse_if_full(); !st.is_ok()) return st;
       const TicketExtra* extra = make_extra(req.user, req.key_hash);
-      auto p = publish_new(extra);
+      auto p = publish_new(extra, tag);
       if (!p.is_ok()) return p.status();
       std::tie(seq, r.durable_at) = p.value();
       user.set(seq);
@@ -188,7 +193,8 @@ Result<TicketView> Room::status(std::string_view id, bool heartbeat) {
   Slot* s = find_ticket(id, &seq);
   if (s == nullptr) return Status(Code::kTicketNotFound, "no such ticket in this room");
   uint8_t packed = load_state(*s);
-  if (heartbeat && state_of(packed) == TicketState::kWaiting) {
+  // A replica's times come only from records (apply_seen).
+  if (heartbeat && !env_.replica && state_of(packed) == TicketState::kWaiting) {
     // Relaxed: last_seen is a lone timestamp; the owner tolerates reading it late. Skip the
     // store when unchanged so polling does not keep dirtying the slot's cache line.
     std::atomic_ref<uint32_t> seen(s->last_seen);
@@ -202,11 +208,15 @@ Result<TicketView> Room::leave(std::string_view id) {
   uint64_t seq = 0;
   Slot* s = find_ticket(id, &seq);
   if (s == nullptr) return Status(Code::kTicketNotFound, "no such ticket in this room");
-  uint8_t packed = load_state(*s);
+  return leave_slot(seq, *s, id);
+}
+
+TicketView Room::leave_slot(uint64_t seq, Slot& s, std::string_view id) {
+  uint8_t packed = load_state(s);
   const uint8_t left = pack_state(TicketState::kLeft, EndReason::kLeft);
   while (is_live(state_of(packed))) {
     TicketState was = state_of(packed);
-    if (!cas_state(*s, packed, left)) continue;  // `packed` now holds what won; look again
+    if (!cas_state(s, packed, left)) continue;  // `packed` now holds what won; look again
     journal(change(Change::Kind::kLeave, seq));
     left_total_.fetch_add(1, std::memory_order_relaxed);
     {
@@ -215,10 +225,10 @@ Result<TicketView> Room::leave(std::string_view id) {
     }
     // The owner counts the hole, or hands the freed slot to the next in line, now.
     request_pass();
-    packed = load_state(*s);
+    packed = load_state(s);
     break;
   }
-  return view_of(seq, *s, packed, id);
+  return view_of(seq, s, packed, id);
 }
 
 std::vector<RestoredTicket> Room::export_live() const {
@@ -273,8 +283,12 @@ Result<TicketDetail> Room::activate(std::string_view id) {
   uint64_t seq = 0;
   Slot* s = find_ticket(id, &seq);
   if (s == nullptr) return Status(Code::kTicketNotFound, "no such ticket in this room");
-  std::atomic_ref<uint32_t> seen(s->last_seen);
-  uint8_t packed = load_state(*s);
+  return activate_slot(seq, *s, id);
+}
+
+Result<TicketDetail> Room::activate_slot(uint64_t seq, Slot& s, std::string_view id) {
+  std::atomic_ref<uint32_t> seen(s.last_seen);
+  uint8_t packed = load_state(s);
   bool first_use = false;
   for (;;) {
     TicketState st = state_of(packed);
@@ -289,7 +303,7 @@ Result<TicketDetail> Room::activate(std::string_view id) {
     seen.store(now_tick(), std::memory_order_relaxed);
     if (st == TicketState::kActive) break;
     const uint8_t active = pack_state(TicketState::kActive, EndReason::kNone);
-    if (cas_state(*s, packed, active)) {
+    if (cas_state(s, packed, active)) {
       journal(change(Change::Kind::kActivate, seq));
       packed = active;
       first_use = true;
@@ -298,8 +312,8 @@ Result<TicketDetail> Room::activate(std::string_view id) {
   }
   TicketDetail d;
   d.first_use = first_use;
-  d.ticket = view_of(seq, *s, packed, id);
-  fill_extra(*s, &d);
+  d.ticket = view_of(seq, s, packed, id);
+  fill_extra(s, &d);
   return d;
 }
 

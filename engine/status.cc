@@ -18,6 +18,8 @@ const char* code_name(Code code) {
       return "wrong_state";
     case Code::kUnavailable:
       return "unavailable";
+    case Code::kStorageFailed:
+      return "storage_failed";
   }
   return "unknown";
 }

@@ -13,9 +13,10 @@ enum class Code {
   kInvalidArgument,  // a malformed room name, user, config field or ticket id
   kRoomNotFound,
   kTicketNotFound,
-  kRoomFull,     // max_waiting reached: the join is refused, nothing changes
-  kWrongState,   // e.g. activating a ticket that is still waiting
-  kUnavailable,  // the engine cannot take writes now (e.g. storage failed)
+  kRoomFull,       // max_waiting reached: the join is refused, nothing changes
+  kWrongState,     // e.g. activating a ticket that is still waiting
+  kUnavailable,    // the engine cannot take writes now (e.g. a cluster node without Redis)
+  kStorageFailed,  // a write could not be made durable (the log failed)
 };
 
 // Stable snake_case name of a code, used in the HTTP error body.

@@ -1,93 +1,19 @@
 #include "storage/log_records.h"
 
-#include <cstring>
+#include "engine/codec.h"
+
 #include <iterator>
-#include <limits>
 #include <optional>
 #include <span>
 
 namespace anteroom::logrec {
 namespace {
 
-void put_varint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-void put_string(std::string* out, std::string_view s) {
-  put_varint(out, s.size());
-  out->append(s);
-}
-uint64_t zigzag(int64_t v) {
-  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
-int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
-
-class In {
- public:
-  explicit In(std::string_view s) : s_(s) {}
-  bool varint(uint64_t* v) {
-    *v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos_ >= s_.size()) return false;
-      auto b = static_cast<uint8_t>(s_[pos_++]);
-      *v |= uint64_t{b & 0x7fu} << shift;
-      if ((b & 0x80) == 0) return true;
-    }
-    return false;
-  }
-  template <typename T>
-  bool number(T* v) {
-    uint64_t x = 0;
-    if (!varint(&x) || x > static_cast<uint64_t>(std::numeric_limits<T>::max())) return false;
-    *v = static_cast<T>(x);
-    return true;
-  }
-  bool signed_number(int64_t* v) {
-    uint64_t x = 0;
-    if (!varint(&x)) return false;
-    *v = unzigzag(x);
-    return true;
-  }
-  bool string(std::string* out) {
-    uint64_t n = 0;
-    if (!varint(&n) || n > s_.size() - pos_) return false;
-    out->assign(s_.substr(pos_, n));
-    pos_ += n;
-    return true;
-  }
-  bool done() const { return pos_ == s_.size(); }
-  size_t left() const { return s_.size() - pos_; }
-  bool bytes(uint8_t* out, size_t n) {
-    if (n > left()) return false;
-    std::memcpy(out, s_.data() + pos_, n);
-    pos_ += n;
-    return true;
-  }
-
- private:
-  std::string_view s_;
-  size_t pos_ = 0;
-};
-
-// Numbered room fields after the seven fixed ones: adding a field adds a number, and a
-// reader skips numbers it does not know only if the writer said they may be skipped (never,
-// so far: an unknown number is damage).
-enum RoomField : uint64_t { kTrustUser = 1 };
-
-void put_room_config(std::string* p, const RoomConfig& c) {
-  for (uint64_t v :
-       {uint64_t{c.capacity}, uint64_t{static_cast<uint8_t>(c.admission)},
-        uint64_t{c.admit_per_second}, uint64_t{c.allowed_ttl_seconds},
-        uint64_t{c.session_ttl_seconds}, uint64_t{c.heartbeat_timeout_seconds}, c.max_waiting}) {
-    put_varint(p, v);
-  }
-  put_varint(p, 1);  // numbered fields follow
-  put_varint(p, kTrustUser);
-  put_varint(p, c.trust_user ? 1 : 0);
-}
+using codec::put_room_config;
+using codec::put_string;
+using codec::put_varint;
+using codec::zigzag;
+using In = codec::Reader;
 
 void put_state(std::string* p, std::string_view room, uint64_t seq, TicketState state,
                EndReason reason, int64_t wall_ms) {
@@ -218,27 +144,7 @@ std::optional<Any> parse_meta(In& in) {
 
 std::optional<Any> parse_room_put(In& in) {
   RoomPut r;
-  uint8_t admission = 0;
-  RoomConfig& c = r.config;
-  if (!in.string(&r.room) || !in.number(&c.capacity) || !in.number(&admission) || admission > 1 ||
-      !in.number(&c.admit_per_second) || !in.number(&c.allowed_ttl_seconds) ||
-      !in.number(&c.session_ttl_seconds) || !in.number(&c.heartbeat_timeout_seconds) ||
-      !in.varint(&c.max_waiting)) {
-    return std::nullopt;
-  }
-  c.admission = static_cast<AdmissionMode>(admission);
-  if (in.done()) return r;  // written before numbered fields existed
-  uint64_t fields = 0;
-  if (!in.varint(&fields) || fields > in.left()) return std::nullopt;
-  for (uint64_t i = 0; i < fields; ++i) {
-    uint64_t field = 0, value = 0;
-    if (!in.varint(&field) || !in.varint(&value)) return std::nullopt;
-    if (field == kTrustUser && value <= 1) {
-      c.trust_user = value == 1;
-    } else {
-      return std::nullopt;
-    }
-  }
+  if (!in.string(&r.room) || !codec::read_room_config(in, &r.config, true)) return std::nullopt;
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 
 #include "server/app/json_text.h"
 #include "server/app/push_hub.h"
@@ -58,6 +59,46 @@ unsigned poll_after_ms(const TicketView& v) {
 
 }  // namespace
 
+ApiResponse answer_when(const std::function<void(Respond)>& start) {
+  struct Pending {
+    std::mutex mu;
+    std::optional<ApiResponse> ready;  // came before anyone asked for it
+    Respond sink;                      // asked for before it came
+  };
+  auto p = std::make_shared<Pending>();
+  start([p](ApiResponse r) {
+    Respond sink;
+    {
+      std::lock_guard lock(p->mu);
+      if (!p->sink) {
+        p->ready = std::move(r);
+        return;
+      }
+      sink = std::move(p->sink);
+    }
+    sink(std::move(r));
+  });
+  {
+    std::lock_guard lock(p->mu);
+    if (p->ready) return std::move(*p->ready);  // answered at once: the common case
+  }
+  ApiResponse deferred;
+  deferred.later = [p](Respond sink) {
+    std::optional<ApiResponse> ready;
+    {
+      std::lock_guard lock(p->mu);
+      if (p->ready) {
+        ready = std::move(p->ready);
+      } else {
+        p->sink = std::move(sink);
+        return;
+      }
+    }
+    sink(std::move(*ready));
+  };
+  return deferred;
+}
+
 ApiResponse error_response(unsigned status, std::string_view code, std::string_view message) {
   ApiResponse r;
   r.status = status;
@@ -88,6 +129,7 @@ ApiResponse engine_error(const Status& st) {
       break;
     case Code::kRoomFull:
     case Code::kUnavailable:
+    case Code::kStorageFailed:
       status = 503;
       break;
     case Code::kWrongState:
@@ -96,7 +138,10 @@ ApiResponse engine_error(const Status& st) {
     default:
       status = 400;
   }
-  return error_response(status, code_name(st.code()), st.message());
+  ApiResponse r = error_response(status, code_name(st.code()), st.message());
+  // Unavailable (a cluster node cut off from Redis, an engine at its room limit) passes.
+  if (st.code() == Code::kUnavailable) r.headers.emplace_back("Retry-After", "1");
+  return r;
 }
 
 Api::Api(Engine& engine, const TokenSigner& tokens, Metrics& metrics, const Options& options,
@@ -249,7 +294,8 @@ ApiResponse Api::probe_route(bool ready_probe) const {
     return with(error_response(503, "not_ready", "the server is shutting down"), Route::kReady);
   }
   if (Status st = engine_.health(); !st.is_ok()) {
-    return with(error_response(503, "storage_failed", st.message()), Route::kReady);
+    const char* code = engine_.cluster_info() ? "redis_unreachable" : "storage_failed";
+    return with(error_response(503, code, st.message()), Route::kReady);
   }
   r.body = R"({"ready":true})";
   return with(r, Route::kReady);
@@ -288,6 +334,11 @@ ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string
     if (req.method != "POST") return method_not_allowed("POST", Route::kSnapshot);
     if (!authorized(req.authorization)) return with(unauthorized(), Route::kSnapshot);
     return with(snapshot_route(), Route::kSnapshot);
+  }
+  if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "cluster") {
+    if (!get) return method_not_allowed("GET", Route::kCluster);
+    if (!authorized(req.authorization)) return with(unauthorized(), Route::kCluster);
+    return with(cluster_route(), Route::kCluster);
   }
   if (parts.size() >= 2 && parts[0] == "v1" && parts[1] == "rooms") {
     return rooms_route(req, parts);

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <boost/json/object.hpp>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,10 @@ struct ApiRequest {
   bool reserve_only = false;
 };
 
+struct ApiResponse;
+// Takes a response that was not ready when Api::handle returned (any thread).
+using Respond = std::function<void(ApiResponse)>;
+
 struct ApiResponse {
   enum class Upgrade { kNone, kSse, kWebSocket };
   unsigned status = 200;
@@ -45,10 +50,17 @@ struct ApiResponse {
   std::vector<std::pair<std::string, std::string>> headers;
   Route route = Route::kNotFound;
   Upgrade upgrade = Upgrade::kNone;
-  std::string room;         // for upgrades
-  std::string ticket;       // for SSE
-  uint64_t durable_at = 0;  // nonzero: send only once Engine::when_durable says so
+  std::string room;    // for upgrades
+  std::string ticket;  // for SSE
+  // Set when the answer is not ready yet (a join waiting to be durable, a cluster node's
+  // write waiting for its record): the transport calls later(respond) once, and sends what
+  // respond gets (on any thread) instead of this response, whose route it keeps.
+  std::function<void(Respond)> later;
 };
+
+// Runs start(done) now. If done(response) comes before start returns, that response is
+// returned as it is; otherwise the returned response's `later` hands it over when it comes.
+ApiResponse answer_when(const std::function<void(Respond)>& start);
 
 // Wall-clock seconds since the Unix epoch, for token claims.
 int64_t unix_now_s();
@@ -68,15 +80,18 @@ class Api {
   std::string token_for(std::string_view room, const TicketView& v) const;
   // Joins and counts the join (the engine admits at once where a slot is free). A user's
   // existing ticket comes back with created false: hand it out only if proves_user().
-  Result<JoinResult> join(std::string_view room, const JoinRequest& request) const;
+  // `then` runs once the join is durable (Engine::join_async).
+  void join(std::string_view room, const JoinRequest& request, Engine::Then<JoinResult> then) const;
   // Whether the joiner is the visitor who holds `user`'s place: the ticket's key, a user
   // assertion signed with --user-secret, or a room that trusts names (trust_user).
   bool proves_user(std::string_view room, const std::string& user, const UserProof& proof,
                    const JoinResult& r) const;
   // The Set-Cookie value carrying a fresh admission token for an ALLOWED/ACTIVE ticket.
   std::string admission_cookie(std::string_view room, const TicketView& v) const;
-  // Verifies a token and activates its ticket (verify route and gate).
-  Result<TicketDetail> use_token(std::string_view room, std::string_view token) const;
+  // Verifies a token and activates its ticket (verify route and gate); `then` gets the
+  // ticket, or why the token is no good.
+  void use_token(std::string_view room, std::string_view token,
+                 Engine::Then<TicketDetail> then) const;
 
   Engine& engine() const { return engine_; }
   // Whether one more stream may watch this ticket (--max-streams-per-ticket).
@@ -97,6 +112,15 @@ class Api {
                            const std::vector<std::string_view>& parts) const;
   ApiResponse ws_route(std::string_view room) const;
   ApiResponse gate_route(std::string_view room, std::string_view cookie) const;
+  // The gate's next cookie of `tokens` (from `index` on), answered through `respond`.
+  void gate_try(const std::string& room, std::vector<std::string> tokens, size_t index,
+                const Respond& respond) const;
+  // GET a ticket (status or events): answers, or waits until this copy of the room has
+  // caught up if the ticket may be one it has not seen yet (a cluster node), then answers.
+  ApiResponse ticket_read(std::string_view room, std::string_view ticket, bool events) const;
+  ApiResponse ticket_read_now(std::string_view room, std::string_view ticket, bool events,
+                              bool heartbeat) const;
+  ApiResponse cluster_route() const;
   ApiResponse cookie_route(std::string_view room, std::string_view ticket) const;
   // Operator routes (routes_operator.cc).
   ApiResponse list_rooms() const;

@@ -88,26 +88,33 @@ bool Api::proves_user(std::string_view room, const std::string& user, const User
   return info.is_ok() && info->config.trust_user;  // names are authenticated upstream
 }
 
-Result<JoinResult> Api::join(std::string_view room, const JoinRequest& request) const {
-  auto r = engine_.join(room, request);
-  if (r.is_ok()) metrics_.joined(r->created);
-  return r;
+void Api::join(std::string_view room, const JoinRequest& request,
+               Engine::Then<JoinResult> then) const {
+  engine_.join_async(room, request, [this, then = std::move(then)](Result<JoinResult> r) {
+    if (r.is_ok()) metrics_.joined(r->created);
+    then(std::move(r));
+  });
 }
 
 ApiResponse Api::join_route(std::string_view room, std::string_view body) const {
   ApiResponse err;
   auto o = parse_object(body, &err, true);
   if (!o) return err;
-  JoinBody b;
-  if (!read_join_body(*o, &b, &err)) return err;
-  auto r = join(room, JoinRequest{b.user, b.key_hash});
-  if (!r.is_ok()) return engine_error(r.status());
-  if (!r->created && !proves_user(room, b.user, b.proof, r.value())) return user_in_line();
-  ApiResponse res;
-  res.status = r->created ? 201 : 200;
-  res.body = status_json(room, r->ticket);
-  res.durable_at = r->durable_at;
-  return res;
+  auto b = std::make_shared<JoinBody>();
+  if (!read_join_body(*o, b.get(), &err)) return err;
+  return answer_when([&](const Respond& respond) {
+    join(room, JoinRequest{b->user, b->key_hash},
+         [this, room = std::string(room), b, respond](Result<JoinResult> r) {
+           if (!r.is_ok()) return respond(engine_error(r.status()));
+           if (!r->created && !proves_user(room, b->user, b->proof, r.value())) {
+             return respond(user_in_line());
+           }
+           ApiResponse res;
+           res.status = r->created ? 201 : 200;
+           res.body = status_json(room, r->ticket);
+           respond(std::move(res));
+         });
+  });
 }
 
 }  // namespace anteroom

@@ -33,6 +33,7 @@ enum class Route : uint8_t {
   kReady,
   kSnapshot,
   kCookie,
+  kCluster,
   kNotFound,
   kCount
 };

@@ -33,15 +33,38 @@ ApiResponse Api::put_room(std::string_view room, std::string_view body) const {
   auto existing = engine_.room_info(room);
   RoomConfig c = existing.is_ok() ? existing->config : options_.room;
   if (!read_room_fields(*o, &c, &err)) return err;
-  if (Status st = engine_.put_room(room, c); !st.is_ok()) {
-    return st.code() == Code::kInvalidArgument ? error_response(400, "invalid_field", st.message())
-                                               : engine_error(st);
-  }
-  ApiResponse res;
-  res.status = existing.is_ok() ? 200 : 201;
-  res.body = to_json(room_json(engine_.room_info(room).value()));
-  return res;
+  const bool existed = existing.is_ok();
+  return answer_when([&](const Respond& respond) {
+    engine_.put_room_async(
+        room, c, [this, room = std::string(room), existed, respond](const Status& st) {
+          if (!st.is_ok()) {
+            return respond(st.code() == Code::kInvalidArgument
+                               ? error_response(400, "invalid_field", st.message())
+                               : engine_error(st));
+          }
+          auto info = engine_.room_info(room);
+          if (!info.is_ok()) return respond(engine_error(info.status()));  // deleted meanwhile
+          ApiResponse res;
+          res.status = existed ? 200 : 201;
+          res.body = to_json(room_json(info.value()));
+          respond(std::move(res));
+        });
+  });
 }
+
+namespace {
+
+// {"<what>": n} from a count, or the engine's error.
+Engine::Then<uint64_t> counted(const char* what, Respond respond) {
+  return [what, respond = std::move(respond)](const Result<uint64_t>& n) {
+    if (!n.is_ok()) return respond(engine_error(n.status()));
+    ApiResponse res;
+    res.body = std::string(R"({")") + what + R"(":)" + std::to_string(n.value()) + "}";
+    respond(std::move(res));
+  };
+}
+
+}  // namespace
 
 ApiResponse Api::admit_route(std::string_view room, std::string_view body) const {
   ApiResponse err;
@@ -53,11 +76,9 @@ ApiResponse Api::admit_route(std::string_view room, std::string_view body) const
   }
   if (!read_count(*o, "count", 1'000'000, &count, &err)) return err;
   if (count == 0) return error_response(400, "invalid_field", "count must be from 1 to 1000000");
-  auto n = engine_.admit(room, count);
-  if (!n.is_ok()) return engine_error(n.status());
-  ApiResponse res;
-  res.body = R"({"admitted":)" + std::to_string(n.value()) + "}";
-  return res;
+  return answer_when([&](const Respond& respond) {
+    engine_.admit_async(room, count, counted("admitted", respond));
+  });
 }
 
 ApiResponse Api::verify_route(std::string_view room, std::string_view body) const {
@@ -68,29 +89,40 @@ ApiResponse Api::verify_route(std::string_view room, std::string_view body) cons
   if (t == nullptr || !t->is_string()) {
     return error_response(400, "invalid_field", "the body must be {\"token\": \"...\"}");
   }
-  auto d = use_token(room, t->as_string());
-  if (!d.is_ok()) return error_response(401, "invalid_token", d.status().message());
-  json::object out;
-  out["room"] = room;
-  out["ticket"] = id_view(d->ticket.id);
-  out["user"] = d->user;
-  out["status"] = state_name(d->ticket.state);
-  // A fresh token to the new idle deadline: the service keeps it for the next refresh.
-  out["token"] = token_for(room, d->ticket);
-  out["expires_at"] = (d->ticket.valid_until_ms + (now_ms() - engine_.clock().now_ms())) / 1000;
-  ApiResponse res;
-  res.body = json::serialize(out);
-  return res;
+  return answer_when([&](const Respond& respond) {
+    use_token(room, t->as_string(),
+              [this, room = std::string(room), respond](const Result<TicketDetail>& d) {
+                if (!d.is_ok()) {
+                  return respond(error_response(401, "invalid_token", d.status().message()));
+                }
+                json::object out;
+                out["room"] = room;
+                out["ticket"] = id_view(d->ticket.id);
+                out["user"] = d->user;
+                out["status"] = state_name(d->ticket.state);
+                // A fresh token to the new idle deadline: the service keeps it for the next
+                // refresh.
+                out["token"] = token_for(room, d->ticket);
+                out["expires_at"] =
+                    (d->ticket.valid_until_ms + (now_ms() - engine_.clock().now_ms())) / 1000;
+                ApiResponse res;
+                res.body = json::serialize(out);
+                respond(std::move(res));
+              });
+  });
 }
 
 ApiResponse Api::room_route(const ApiRequest& req, std::string_view room) const {
   const std::string_view m = req.method;
   if (m == "PUT") return put_room(room, req.body);
   if (m == "DELETE") {
-    Status st = engine_.delete_room(room);
-    ApiResponse res;
-    res.status = 204;
-    return st.is_ok() ? res : engine_error(st);
+    return answer_when([&](const Respond& respond) {
+      engine_.delete_room_async(room, [respond](const Status& st) {
+        ApiResponse res;
+        res.status = 204;
+        respond(st.is_ok() ? std::move(res) : engine_error(st));
+      });
+    });
   }
   auto info = engine_.room_info(room);
   if (!info.is_ok()) return engine_error(info.status());
@@ -110,10 +142,37 @@ ApiResponse Api::list_rooms() const {
 }
 
 ApiResponse Api::clear_route(std::string_view room) const {
-  auto n = engine_.clear(room);
-  if (!n.is_ok()) return engine_error(n.status());
+  return answer_when(
+      [&](const Respond& respond) { engine_.clear_async(room, counted("cleared", respond)); });
+}
+
+ApiResponse Api::cluster_route() const {
+  auto info = engine_.cluster_info();
+  if (!info) {
+    return error_response(404, "not_clustered", "this server runs alone (start it with --cluster)");
+  }
+  json::array nodes;
+  for (const ClusterInfo::Node& n : info->nodes) {
+    json::object o;
+    o["name"] = n.name;
+    o["heartbeat_ms"] = n.heartbeat_ms;
+    o["reachable"] = n.reachable;
+    json::array leases;
+    for (const std::string& r : n.leases) leases.emplace_back(r);
+    o["leases"] = std::move(leases);
+    json::object applied;
+    for (const ClusterInfo::Applied& a : n.applied) {
+      applied[a.room] = json::object{{"stream_id", a.stream_id}, {"records", a.records}};
+    }
+    o["applied"] = std::move(applied);
+    nodes.push_back(std::move(o));
+  }
+  json::object out;
+  out["self"] = info->self;
+  out["redis_reachable"] = info->redis_reachable;
+  out["nodes"] = std::move(nodes);
   ApiResponse res;
-  res.body = R"({"cleared":)" + std::to_string(n.value()) + "}";
+  res.body = json::serialize(out);
   return res;
 }
 

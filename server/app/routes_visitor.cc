@@ -7,38 +7,54 @@
 namespace anteroom {
 namespace json = boost::json;
 
-Result<TicketDetail> Api::use_token(std::string_view room, std::string_view token) const {
+void Api::use_token(std::string_view room, std::string_view token,
+                    Engine::Then<TicketDetail> then) const {
   TokenError why = TokenError::kMalformed;
   auto claims = tokens_.verify(token, room, now_ms() / 1000, &why);
-  if (!claims) return Status(Code::kInvalidArgument, token_error_text(why));
-  auto d = engine_.activate(room, claims->ticket);
-  if (!d.is_ok()) {
-    return Status(Code::kInvalidArgument,
-                  "the admission is no longer valid: " + d.status().message());
-  }
-  return d;
+  if (!claims) return then(Status(Code::kInvalidArgument, token_error_text(why)));
+  engine_.activate_async(room, claims->ticket, [then = std::move(then)](Result<TicketDetail> d) {
+    if (!d.is_ok()) {
+      return then(Status(Code::kInvalidArgument,
+                         "the admission is no longer valid: " + d.status().message()));
+    }
+    then(std::move(d));
+  });
 }
 
 ApiResponse Api::gate_route(std::string_view room, std::string_view cookies) const {
   const std::string name = "anteroom_" + std::string(room) + "=";
-  for (size_t i = 0; i < cookies.size();) {
+  std::vector<std::string> tokens;
+  for (size_t i = 0; i < cookies.size() && tokens.size() < 8;) {
     while (i < cookies.size() && (cookies[i] == ' ' || cookies[i] == ';')) ++i;
     size_t end = cookies.find(';', i);
     if (end == std::string_view::npos) end = cookies.size();
     std::string_view pair = cookies.substr(i, end - i);
     i = end;
-    if (!pair.starts_with(name)) continue;
-    auto used = use_token(room, pair.substr(name.size()));
-    if (!used.is_ok()) continue;
-    // The session goes on: a fresh token, valid to the new idle deadline, replaces the
-    // cookie, so the visitor is never locked out while using the service.
-    ApiResponse res;
-    res.status = 204;
-    res.headers.emplace_back("Set-Cookie", admission_cookie(room, used->ticket));
-    return res;
+    if (pair.starts_with(name)) tokens.emplace_back(pair.substr(name.size()));
   }
-  return error_response(401, "no_admission",
-                        "no valid admission for room '" + std::string(room) + "'");
+  return answer_when(
+      [&](const Respond& respond) { gate_try(std::string(room), std::move(tokens), 0, respond); });
+}
+
+// Tries the cookies one after another: the first token that still admits wins.
+void Api::gate_try(const std::string& room, std::vector<std::string> tokens, size_t index,
+                   const Respond& respond) const {
+  if (index == tokens.size()) {
+    return respond(
+        error_response(401, "no_admission", "no valid admission for room '" + room + "'"));
+  }
+  const std::string token = tokens[index];
+  use_token(
+      room, token,
+      [this, room, tokens = std::move(tokens), index, respond](const Result<TicketDetail>& used) {
+        if (!used.is_ok()) return gate_try(room, tokens, index + 1, respond);
+        // The session goes on: a fresh token, valid to the new idle deadline, replaces
+        // the cookie, so the visitor is never locked out while using the service.
+        ApiResponse res;
+        res.status = 204;
+        res.headers.emplace_back("Set-Cookie", admission_cookie(room, used->ticket));
+        respond(std::move(res));
+      });
 }
 
 // The admission cookie, set by the server (HttpOnly): the waiting page asks for it once
@@ -145,34 +161,56 @@ ApiResponse Api::ticket_route(const ApiRequest& req, std::string_view room,
   if (p.size() == 6) {
     if (p[5] != "events") return with(not_found(), Route::kNotFound);
     if (m != "GET") return method_not_allowed("GET", Route::kEvents);
-    auto v = engine_.status(room, ticket);
-    if (!v.is_ok()) return with(engine_error(v.status()), Route::kEvents);
-    if (!stream_allowed(room, ticket)) {
-      return with(error_response(429, "too_many_streams",
-                                 "this ticket already has its most open streams; close one"),
-                  Route::kEvents);
-    }
-    ApiResponse res;
-    res.upgrade = ApiResponse::Upgrade::kSse;
-    res.room = std::string(room);
-    res.ticket = std::string(ticket);
-    return with(res, Route::kEvents);
+    return with(ticket_read(room, ticket, true), Route::kEvents);
   }
-  if (m == "GET" || m == "HEAD") {
-    auto v = engine_.status(room, ticket);
-    if (!v.is_ok()) return with(engine_error(v.status()), Route::kStatus);
-    ApiResponse res;
-    res.body = status_json(room, v.value());
-    return with(res, Route::kStatus);
-  }
+  if (m == "GET" || m == "HEAD") return with(ticket_read(room, ticket, false), Route::kStatus);
   if (m == "DELETE") {
-    auto v = engine_.leave(room, ticket);
-    if (!v.is_ok()) return with(engine_error(v.status()), Route::kLeave);
-    ApiResponse res;
-    res.status = 204;
-    return with(res, Route::kLeave);
+    return with(answer_when([&](const Respond& respond) {
+                  engine_.leave_async(room, ticket, [respond](const Result<TicketView>& v) {
+                    if (!v.is_ok()) return respond(engine_error(v.status()));
+                    ApiResponse res;
+                    res.status = 204;
+                    respond(std::move(res));
+                  });
+                }),
+                Route::kLeave);
   }
   return method_not_allowed("GET, DELETE", Route::kStatus);
+}
+
+ApiResponse Api::ticket_read_now(std::string_view room, std::string_view ticket, bool events,
+                                 bool heartbeat) const {
+  auto v = heartbeat ? engine_.status(room, ticket) : engine_.peek(room, ticket);
+  if (!v.is_ok()) return engine_error(v.status());
+  if (!events) {
+    ApiResponse res;
+    res.body = status_json(room, v.value());
+    return res;
+  }
+  if (!stream_allowed(room, ticket)) {
+    return error_response(429, "too_many_streams",
+                          "this ticket already has its most open streams; close one");
+  }
+  ApiResponse res;
+  res.upgrade = ApiResponse::Upgrade::kSse;
+  res.room = std::string(room);
+  res.ticket = std::string(ticket);
+  return res;
+}
+
+ApiResponse Api::ticket_read(std::string_view room, std::string_view ticket, bool events) const {
+  ApiResponse res = ticket_read_now(room, ticket, events, true);
+  if (res.status != 404) return res;
+  // Perhaps a ticket this copy has not applied yet (a cluster node behind the one that
+  // answered the join): look again once it has caught up.
+  return answer_when([&](const Respond& respond) {
+    const bool waiting = engine_.when_caught_up(
+        room, ticket,
+        [this, room = std::string(room), ticket = std::string(ticket), events, respond] {
+          respond(ticket_read_now(room, ticket, events, true));
+        });
+    if (!waiting) respond(std::move(res));
+  });
 }
 
 }  // namespace anteroom

@@ -38,10 +38,6 @@ std::string WsProtocol::user_in_line_message() {
   return json::serialize(o);
 }
 
-std::string WsProtocol::after_durable_failure(const Status& st) const {
-  return error("the join could not be stored: " + st.message());
-}
-
 std::string WsProtocol::greeting() const {
   auto info = api_.engine().room_info(room_);
   if (!info.is_ok()) return {};
@@ -79,7 +75,7 @@ WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
   } else if (*type == "CHECK_QUEUE_STATUS") {
     r = say(check(uid));
   } else if (*type == "LEAVE") {
-    if (auto e = leave(uid)) r.now.push_back(std::move(*e));
+    r = leave(uid);
   } else {
     return say(error("unknown type; expected ENTER, CHECK_QUEUE_STATUS or LEAVE"));
   }
@@ -88,29 +84,34 @@ WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
 }
 
 WsProtocol::Reply WsProtocol::enter(const std::string& uid, const UserProof& proof) {
-  JoinRequest request{uid, std::nullopt};
-  if (proof.key) request.key_hash = hash_key(*proof.key);
-  auto j = api_.join(room_, request);
-  if (!j.is_ok()) return say(error(j.status().message()));
+  std::optional<KeyHash> key;
+  if (proof.key) key = hash_key(*proof.key);
+  Reply r;
+  r.later = [api = &api_, room = room_, uid, proof, key](std::function<void(Step)> resume) {
+    api->join(room, JoinRequest{uid, key},
+              [uid, proof, resume = std::move(resume)](Result<JoinResult> j) {
+                resume([j = std::move(j), uid, proof](WsProtocol& p) {
+                  return p.entered(j, uid, proof);
+                });
+              });
+  };
+  return r;
+}
+
+std::vector<std::string> WsProtocol::entered(const Result<JoinResult>& j, const std::string& uid,
+                                             const UserProof& proof) {
+  if (!j.is_ok()) return {error(j.status().message())};
   // A user's place goes back only to its own visitor: this socket, or one with proof.
   const bool same_socket = uid == user_ && ticket_ == id_view(j->ticket.id);
   if (!j->created && !same_socket && !api_.proves_user(room_, uid, proof, j.value())) {
-    return say(user_in_line_message());
+    return {user_in_line_message()};
   }
   if (!same_socket && !api_.stream_allowed(room_, id_view(j->ticket.id))) {
-    return say(error("this ticket already has its most open streams; close one"));
+    return {error("this ticket already has its most open streams; close one")};
   }
   user_ = uid;
   ticket_ = std::string(id_view(j->ticket.id));
-  Reply r;
-  std::string answer = ticket_message(j->ticket, true);
-  if (j->durable_at == 0) {
-    r.now.push_back(std::move(answer));
-  } else {  // under `appendfsync always` the answer waits until the join is on disk
-    r.durable_at = j->durable_at;
-    r.deferred = std::move(answer);
-  }
-  return r;
+  return {ticket_message(j->ticket, true)};
 }
 
 std::string WsProtocol::check(const std::string& uid) {
@@ -142,12 +143,20 @@ std::string WsProtocol::check(const std::string& uid) {
   return json::serialize(o);
 }
 
-std::optional<std::string> WsProtocol::leave(const std::string& uid) {
-  if (uid != user_ || ticket_.empty()) return error("this user has not entered on this socket");
-  auto v = api_.engine().leave(room_, ticket_);
-  if (!v.is_ok()) return error(v.status().message());
-  last_state_ = v->state;
-  return std::nullopt;
+WsProtocol::Reply WsProtocol::leave(const std::string& uid) {
+  if (uid != user_ || ticket_.empty())
+    return say(error("this user has not entered on this socket"));
+  Reply r;
+  r.later = [api = &api_, room = room_, ticket = ticket_](std::function<void(Step)> resume) {
+    api->engine().leave_async(room, ticket, [resume = std::move(resume)](Result<TicketView> v) {
+      resume([v = std::move(v)](WsProtocol& p) {
+        if (!v.is_ok()) return std::vector{error(v.status().message())};
+        p.last_state_ = v->state;
+        return std::vector<std::string>{};
+      });
+    });
+  };
+  return r;
 }
 
 std::string WsProtocol::ticket_message(const TicketView& v, bool entering) {

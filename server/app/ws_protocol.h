@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,13 +26,16 @@ class WsProtocol {
  public:
   WsProtocol(const Api& api, std::string room) : api_(api), room_(std::move(room)) {}
 
+  // The second half of an answer that waited for the engine: run on the socket's strand,
+  // it returns the messages to send.
+  using Step = std::function<std::vector<std::string>(WsProtocol&)>;
   // What a client message asks the transport to do.
   struct Reply {
     std::vector<std::string> now;  // send these at once, in order
-    // Nonzero: ENTER's answer waits until Engine::when_durable(durable_at) succeeds; then
-    // send `deferred` (or after_durable_failure() if it failed).
-    uint64_t durable_at = 0;
-    std::string deferred;
+    // Set when the answer waits for the engine (ENTER until its join is durable or, on a
+    // cluster node, applied; LEAVE likewise): the transport calls later(resume) once;
+    // resume(step) comes on any thread; the transport runs step on the socket's strand.
+    std::function<void(std::function<void(Step)>)> later;
     bool understood = false;  // a well-formed ENTER, CHECK_QUEUE_STATUS or LEAVE
   };
   Reply on_message(std::string_view text);
@@ -39,7 +43,6 @@ class WsProtocol {
   std::string greeting() const;
   // The watched ticket may have changed: the push to send, if it did.
   std::optional<std::string> on_change();
-  std::string after_durable_failure(const Status& st) const;
 
   const std::string& room() const { return room_; }
   // The ticket this socket entered with (empty before ENTER): the transport watches it and
@@ -48,9 +51,11 @@ class WsProtocol {
 
  private:
   Reply enter(const std::string& uid, const UserProof& proof);
+  std::vector<std::string> entered(const Result<JoinResult>& j, const std::string& uid,
+                                   const UserProof& proof);
   static std::string user_in_line_message();
   std::string check(const std::string& uid);
-  std::optional<std::string> leave(const std::string& uid);
+  Reply leave(const std::string& uid);
   // ENTER's answer (entering) or a push after a change.
   std::string ticket_message(const TicketView& v, bool entering);
   static std::string error(std::string_view message);

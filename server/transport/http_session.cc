@@ -125,27 +125,28 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     a.body = req.body();
     ApiResponse r = ctx_.api.handle(a);
     if (r.upgrade != ApiResponse::Upgrade::kNone) return upgrade(std::move(r));
-    if (r.durable_at != 0) return write_when_durable(std::move(r), req.keep_alive(), req.version());
+    if (r.later) {
+      return write_later(std::move(r), req.keep_alive(), req.method() == http::verb::head,
+                         req.version());
+    }
     write(r, req.keep_alive(), req.method() == http::verb::head, req.version());
   }
 
-  // A join under `appendfsync always`: the answer waits, without holding this thread, until
-  // the log writer has synced its record (with everything else that arrived meanwhile).
-  void write_when_durable(ApiResponse r, bool keep_alive, unsigned version) {
-    const uint64_t at = r.durable_at;
-    auto pending = std::make_shared<ApiResponse>(std::move(r));
-    ctx_.api.engine().when_durable(
-        at, [self = shared_from_this(), pending, keep_alive, version](const Status& st) {
-          net::post(self->socket_.get_executor(), [self, pending, keep_alive, version, st] {
-            if (!st.is_ok()) {
-              ApiResponse failed = error_response(503, "storage_failed",
-                                                  "the join could not be stored: " + st.message());
-              failed.route = pending->route;
-              return self->write(failed, false, false, version);
-            }
-            self->write(*pending, keep_alive, false, version);
-          });
-        });
+  // An answer that waits (a join until it is durable, a cluster node's write until its
+  // record came back from Redis), without holding this thread.
+  void write_later(ApiResponse r, bool keep_alive, bool head, unsigned version) {
+    const Route route = r.route;
+    auto later = std::move(r.later);
+    later([self = shared_from_this(), route, keep_alive, head, version](ApiResponse answer) {
+      answer.route = route;
+      net::post(self->socket_.get_executor(),
+                [self, answer = std::move(answer), keep_alive, head, version]() mutable {
+                  if (answer.upgrade != ApiResponse::Upgrade::kNone) {
+                    return self->upgrade(std::move(answer));
+                  }
+                  self->write(answer, keep_alive, head, version);
+                });
+    });
   }
 
   // A connection accepted into the operator reserve gets one request, soon, then is closed:

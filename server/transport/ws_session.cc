@@ -101,19 +101,21 @@ class WsSession final : public StreamSession {
   void handle(std::string_view text) {
     WsProtocol::Reply r = protocol_.on_message(text);
     if (r.understood) client_spoke();  // junk does not count as the visitor being here
+    deliver(std::move(r.now));
+    if (!r.later) return;
+    r.later([self = shared()](WsProtocol::Step step) {
+      net::post(self->ws_.get_executor(),
+                [self, step = std::move(step)] { self->deliver(step(self->protocol_)); });
+    });
+  }
+
+  void deliver(std::vector<std::string> messages) {
     if (!protocol_.ticket().empty() &&
         !ctx_.hub.watch(room_, protocol_.ticket(), this, ctx_.options.max_streams_per_ticket)) {
-      r.now.emplace_back(
+      messages.emplace_back(
           R"({"type":"ERROR","message":"this ticket already has its most open streams"})");
     }
-    for (std::string& m : r.now) send(std::move(m));
-    if (r.durable_at == 0) return;
-    ctx_.api.engine().when_durable(
-        r.durable_at, [self = shared(), answer = std::move(r.deferred)](const Status& st) {
-          net::post(self->ws_.get_executor(), [self, answer, st] {
-            self->send(st.is_ok() ? answer : self->protocol_.after_durable_failure(st));
-          });
-        });
+    for (std::string& m : messages) send(std::move(m));
   }
 
   websocket::stream<tcp::socket> ws_;

@@ -1,0 +1,106 @@
+// A replica engine: rooms that change only by records, applied in one order on every copy.
+// A cluster (cluster/) keeps one replica per node and feeds it every room's Redis Stream;
+// because applying is deterministic (times come from the records, never from a clock), two
+// replicas that applied the same records hold the same rooms: the same seq, position and
+// counts for every ticket (docs/cluster.md).
+//
+// What follows from the records alone is decided while applying, the same everywhere: a join
+// into a free slot of an auto room is admitted, a leave hands its slot on, an operator's admit
+// takes the next in line. What depends on time (expiries, admission held back by
+// admit_per_second) is never decided while applying: one node, the room's decider, asks
+// decide() and proposes what it returns as records; applying them re-checks each one (the
+// ticket's state, its deadline by the record's time, the room's capacity), so a stale or
+// repeated decision changes nothing.
+//
+// Thread safety: reads (the Engine interface's status, peek, describe, room_info, rooms) from
+// any thread at any time, lock-free as in the sharded engine. apply(), decide(), image() and
+// load_image() of one room from one thread at a time (the cluster's applier); the Engine
+// interface's own writes (join, leave, admit, ...) are refused with kUnavailable.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/ticket_id.h"
+
+namespace anteroom {
+
+// What a record asks of a room. Times are the record's (Redis streams carry the proposer's
+// wall clock).
+namespace op {
+struct Join {
+  Tag tag{};  // the random part of the new ticket's id, drawn by the proposer
+  std::string user;
+  std::optional<KeyHash> key_hash;
+};
+struct Leave {
+  uint64_t seq = 0;
+};
+struct Activate {  // first use at the protected service (ALLOWED -> ACTIVE)
+  uint64_t seq = 0;
+};
+struct Admit {  // up to `count` of the next WAITING tickets, within capacity
+  uint64_t count = 0;
+};
+struct Expire {  // applied only if still due by the record's time
+  uint64_t seq = 0;
+  EndReason reason = EndReason::kNone;
+};
+struct Seen {  // visitors seen (polls, streams, uses at the service): refreshes their time
+  std::vector<uint64_t> seqs;
+};
+struct Clear {};
+struct PutRoom {
+  RoomConfig config;
+};
+struct DeleteRoom {};
+}  // namespace op
+
+using Op = std::variant<op::Join, op::Leave, op::Activate, op::Admit, op::Expire, op::Seen,
+                        op::Clear, op::PutRoom, op::DeleteRoom>;
+
+// What applying one op did: `status` says why it changed nothing (room_not_found,
+// room_full, wrong state); otherwise the field of its kind is set.
+struct Applied {
+  Status status = Status::ok();
+  std::optional<JoinResult> join;      // Join
+  std::optional<TicketDetail> ticket;  // Leave, Activate: the ticket afterwards
+  uint64_t count = 0;                  // Admit, Clear: how many
+};
+
+// A room exactly as applying left it: what a cluster's snapshot stores. Unlike
+// export_tickets (which recovery fills with "seen now"), every time is kept.
+struct RoomImage {
+  RoomConfig config;
+  int64_t epoch_ms = 0;                 // the room's time origin (ticks count from it)
+  uint64_t next_seq = 0;                // the seq the next join gets
+  RoomCounters counters;                // the totals (waiting and active follow from the tickets)
+  std::vector<RestoredTicket> tickets;  // live ones, ascending seq, seen_at_ms set
+};
+
+class ReplicaEngine : public Engine {
+ public:
+  // Applies `op` to `room` as of `at_ms`. A PutRoom creates the room (its time origin is
+  // `at_ms`) or changes its configuration; every other op needs the room.
+  virtual Applied apply(std::string_view room, int64_t at_ms, const Op& op) = 0;
+  // The decisions due at `now_ms` that depend on time, as ops to propose: expiries (when
+  // `sweep`), and admissions that admit_per_second allows. Empty for a missing room.
+  virtual std::vector<Op> decide(std::string_view room, int64_t now_ms, bool sweep) = 0;
+  virtual Result<RoomImage> image(std::string_view room) const = 0;
+  // Replaces `room` (or creates it) with `image`. Readers see the old room or the new one.
+  virtual Status load_image(std::string_view room, const RoomImage& image) = 0;
+  // Drops a room without a record (a node that lost track of it reloads it).
+  virtual void forget(std::string_view room) = 0;
+};
+
+// `options.clock` is what reads and run_shard use (rates); every change takes its time from
+// the op. `options.journal` is ignored: the records are the journal.
+std::unique_ptr<ReplicaEngine> make_replica_engine(EngineOptions options);
+
+}  // namespace anteroom

@@ -1,0 +1,128 @@
+// The sharded engine's class, shared by sharded_engine.cc (the Engine interface) and
+// replica_engine.cc (the replica side, replica.h). Only those two files include it.
+//
+// Each room has one owner at a time (the holder of its owner lock, see room.h) that alone
+// admits, expires and journals those changes. Visitors (join, status, heartbeat, leave) never
+// wait for that lock: they work on the room's line with atomics (see line.h), and a join or
+// leave that needs owner work asks for it without waiting. Rooms are spread over shards only
+// so that run_shard() splits the timer work; each shard also keeps a bounded queue of push
+// hints.
+#pragma once
+
+#include <concurrentqueue/concurrentqueue.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "engine/epoch.h"
+#include "engine/replica.h"
+#include "engine/room.h"
+#include "engine/room_registry.h"
+
+namespace anteroom::sharded {
+
+struct Shard final : EventSink {
+  explicit Shard(size_t limit) : max_events(limit) {}
+
+  // Any thread (rooms of one shard are worked on by different threads at once), so no
+  // producer token: the hints of one shard are unordered, which hints may be.
+  void emit(Event&& e) override {
+    if (events.size_approx() >= max_events) {
+      dropped.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    events.enqueue(std::move(e));
+  }
+
+  std::mutex rooms_mu;                       // guards rooms
+  std::vector<std::unique_ptr<Room>> rooms;  // run_shard's list
+  const size_t max_events;
+  moodycamel::ConcurrentQueue<Event> events;
+  std::atomic<uint64_t> dropped{0};  // statistics: relaxed
+};
+
+class ShardedEngine final : public ReplicaEngine {
+ public:
+  // `replica`: rooms change only through apply() (replica.h).
+  ShardedEngine(EngineOptions o, bool replica);
+  // Deleted rooms and given-back segments wait in the epoch's list; free them with us.
+  ~ShardedEngine() override;
+
+  Status put_room(std::string_view name, const RoomConfig& config) override;
+  Status restore_room(std::string_view name, const RoomConfig& config,
+                      const std::vector<RestoredTicket>& tickets) override;
+  Result<std::vector<RestoredTicket>> export_tickets(std::string_view name) const override;
+  Result<RoomInfo> room_info(std::string_view name) const override;
+  std::vector<RoomInfo> rooms() const override;
+  Status delete_room(std::string_view name) override;
+  Result<uint64_t> admit(std::string_view name, uint64_t count) override;
+  Result<uint64_t> clear(std::string_view name) override;
+  using Engine::join;
+  Result<JoinResult> join(std::string_view name, const JoinRequest& request) override;
+  Result<TicketView> status(std::string_view name, std::string_view ticket) override;
+  Result<TicketView> peek(std::string_view name, std::string_view ticket) const override;
+  Result<TicketDetail> describe(std::string_view name, std::string_view ticket) const override;
+  Status heartbeat(std::string_view name, std::string_view ticket) override;
+  Result<TicketView> leave(std::string_view name, std::string_view ticket) override;
+  Result<TicketDetail> activate(std::string_view name, std::string_view ticket) override;
+  unsigned shard_count() const override { return static_cast<unsigned>(shards_.size()); }
+  unsigned shard_of(std::string_view name) const override;
+  void run_shard(unsigned index) override;
+  size_t poll_events(std::vector<Event>& out, size_t max) override;
+  EngineStats stats() const override;
+  const Clock& clock() const override { return *clock_; }
+
+  // replica.h
+  Applied apply(std::string_view room, int64_t at_ms, const Op& op) override;
+  std::vector<Op> decide(std::string_view room, int64_t now_ms, bool sweep) override;
+  Result<RoomImage> image(std::string_view room) const override;
+  Status load_image(std::string_view room, const RoomImage& image) override;
+  void forget(std::string_view room) override;
+
+ private:
+  static Status bad_room_name();
+  static Status no_room(std::string_view name);
+  static Status replica_refuses();
+  Status too_many_rooms() const;
+  std::unique_ptr<Room> make_room(std::string_view name, const RoomConfig& config,
+                                  std::optional<int64_t> epoch_ms = std::nullopt);
+  // Caller holds admin_ and checked the room limit.
+  Status add_room(std::unique_ptr<Room> room);
+  // Caller holds admin_: unlists `r` and frees it once no reader is inside.
+  void remove_room(Room* r);
+  Status create_room(std::string_view name, const RoomConfig& config,
+                     std::optional<int64_t> epoch_ms);
+  Status drop_room(std::string_view name);
+
+  // f(room) for the room named `name`, or room_not_found.
+  template <typename T>
+  struct AsResult {
+    using type = Result<T>;
+  };
+  template <typename T>
+  struct AsResult<Result<T>> {
+    using type = Result<T>;
+  };
+  template <typename F>
+  auto in_room(std::string_view name, F&& f) const ->
+      typename AsResult<decltype(f(std::declval<Room&>()))>::type {
+    epoch::Guard pinned;  // the room, and its memory, stay while we are inside
+    Room* r = registry_.find(name);
+    if (r == nullptr) return no_room(name);
+    return f(*r);
+  }
+
+  const EngineOptions options_;
+  const std::shared_ptr<const Clock> clock_;
+  const IdCodec codec_;
+  EngineTotals totals_;
+  const RoomEnv env_;
+  std::mutex admin_;  // serialises room creation and deletion (the registry's one writer)
+  RoomRegistry registry_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  std::atomic<int64_t> last_reclaim_ms_{0};  // a lone timestamp: relaxed
+};
+
+}  // namespace anteroom::sharded
