@@ -97,6 +97,9 @@ class ReplicaEngine : public Engine {
   virtual Status load_image(std::string_view room, const RoomImage& image) = 0;
   // Drops a room without a record (a node that lost track of it reloads it).
   virtual void forget(std::string_view room) = 0;
+  // Push hints (poll_events) for what the ops applied to `room` so far changed: counts,
+  // positions. Once per record, after its ops.
+  virtual void publish(std::string_view room) = 0;
 };
 
 // `options.clock` is what reads and run_shard use (rates); every change takes its time from

@@ -140,6 +140,11 @@ void ShardedEngine::forget(std::string_view room) {
   if (Room* r = registry_.find(room)) remove_room(r);
 }
 
+void ShardedEngine::publish(std::string_view room) {
+  epoch::Guard pinned;
+  if (Room* r = registry_.find(room)) r->apply_publish();
+}
+
 }  // namespace anteroom::sharded
 
 namespace anteroom {

@@ -102,6 +102,7 @@ class Room {
   void apply_seen(int64_t at_ms, const std::vector<uint64_t>& seqs);
   uint64_t apply_clear(int64_t at_ms);
   void apply_config(int64_t at_ms, const RoomConfig& config);
+  void apply_publish();  // push hints for what the ops applied so far changed
   // The decider's side: the expiries due at `now_ms` (if `sweep`) and what admit_per_second
   // allows, as (seq, reason) pairs and an admission count. Changes nothing but the token
   // bucket, which only the decider reads.

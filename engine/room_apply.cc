@@ -89,6 +89,7 @@ uint64_t Room::apply_admit(int64_t at_ms, uint64_t count) {
   return applying(at_ms, [&] {
     drain_inbox();
     uint64_t n = admit_from_cursor(std::min(count, admission_budget(at_ms, false)));
+    if (n != 0) publish_rate(at_ms);  // as admit() does: the rate is known at once
     emit_changes();
     return n;
   });
@@ -122,6 +123,13 @@ void Room::apply_seen(int64_t at_ms, const std::vector<uint64_t>& seqs) {
         seen.store(now, std::memory_order_relaxed);
       }
     }
+    return 0;
+  });
+}
+
+void Room::apply_publish() {
+  with_owner([&] {
+    emit_changes();
     return 0;
   });
 }

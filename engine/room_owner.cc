@@ -225,7 +225,8 @@ uint64_t Room::admit_from_cursor(uint64_t budget) {
     if (packed == 0) break;
     if (state_of(packed) != TicketState::kWaiting) continue;
     uint32_t seen = std::atomic_ref<const uint32_t>(s->last_seen).load(std::memory_order_relaxed);
-    if (!env_.replica && ticks_since(now, seen) >= abandon_after) {  // a replica's come as records
+    // On a replica, `seen` is what the seen-reports applied so far say, `now` the record's time.
+    if (ticks_since(now, seen) >= abandon_after) {
       expire(seq, *s, packed, EndReason::kAbandoned);
       continue;  // expired by us, or left by its visitor in the meantime
     }

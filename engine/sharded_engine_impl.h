@@ -80,6 +80,7 @@ class ShardedEngine final : public ReplicaEngine {
   Result<RoomImage> image(std::string_view room) const override;
   Status load_image(std::string_view room, const RoomImage& image) override;
   void forget(std::string_view room) override;
+  void publish(std::string_view room) override;
 
  private:
   static Status bad_room_name();

@@ -120,7 +120,7 @@ TEST_P(ExpiryTest, EtaIsUnknownUntilAnAdmissionRateIsObserved) {
   EXPECT_FALSE(peek("r", ids[9]).eta_seconds.has_value());
 }
 
-INSTANTIATE_TEST_SUITE_P(Every, ExpiryTest, ::testing::ValuesIn(engine_kinds()), kind_name);
+INSTANTIATE_TEST_SUITE_P(Every, ExpiryTest, ::testing::ValuesIn(rule_kinds()), kind_name);
 
 }  // namespace
 }  // namespace anteroom::testing

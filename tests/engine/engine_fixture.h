@@ -19,6 +19,9 @@
 #include "storage/persistent_engine.h"
 #include "tests/support/mutex_engine.h"
 #include "tests/support/recording_journal.h"
+#ifdef ANTEROOM_WITH_CLUSTER
+#include "tests/support/two_node_engine.h"
+#endif
 
 namespace anteroom::testing {
 
@@ -53,6 +56,15 @@ inline std::vector<EngineKind> engine_kinds() {
   return {{"sharded", &make_sharded_engine},
           {"mutex", &make_mutex_engine},
           {"persistent", &TempDirEngine::make}};
+}
+
+// The rule suites also run against two cluster nodes on one Redis (a real redis-server).
+inline std::vector<EngineKind> rule_kinds() {
+  auto kinds = engine_kinds();
+#ifdef ANTEROOM_WITH_CLUSTER
+  kinds.push_back({"cluster", &TwoNodeEngine::make});
+#endif
+  return kinds;
 }
 
 class EngineTest : public ::testing::TestWithParam<EngineKind> {

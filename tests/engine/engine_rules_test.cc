@@ -390,7 +390,7 @@ TEST_P(EngineTest, UpdatingConfigKeepsTheLine) {
   EXPECT_EQ(engine_->room_info("r")->config.capacity, 3u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Every, EngineTest, ::testing::ValuesIn(engine_kinds()), kind_name);
+INSTANTIATE_TEST_SUITE_P(Every, EngineTest, ::testing::ValuesIn(rule_kinds()), kind_name);
 
 }  // namespace
 }  // namespace anteroom::testing

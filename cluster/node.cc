@@ -1,0 +1,464 @@
+#include "cluster/node.h"
+
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <future>
+#include <utility>
+
+namespace anteroom::cluster {
+namespace asio = boost::asio;
+
+namespace {
+
+std::string default_name() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return std::string(host) + "-" + std::to_string(getpid());
+}
+
+TicketView view_of(const TicketDetail& d) { return d.ticket; }
+
+}  // namespace
+
+Node::Node(const ClusterOptions& options, EngineOptions engine)
+    : options_(options),
+      name_(options.node_name.empty() ? default_name() : options.node_name),
+      clock_(engine.clock ? engine.clock : std::make_shared<WallClock>()),
+      work_(asio::make_work_guard(io_)),
+      ticker_(io_),
+      reconnect_timer_(io_) {
+  engine.clock = clock_;
+  engine.journal = nullptr;
+  replica_ = make_replica_engine(std::move(engine));
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+Node::~Node() {
+  std::promise<void> stopped;
+  post([this, &stopped] {
+    stopping_ = true;
+    ticker_.cancel();
+    reconnect_timer_.cancel();
+    if (cmd_) cmd_->close("node stopping");
+    if (sub_) sub_->close("node stopping");
+    for (auto& [room, r] : rooms_) {
+      for (auto& d : r.queue_done) {
+        if (d) d(Applied{Status(Code::kUnavailable, "node stopping"), {}, {}, 0});
+      }
+      r.queue_done.clear();
+      for (auto& w : r.caught_up) w();
+      r.caught_up.clear();
+    }
+    std::vector<uint64_t> ids;
+    for (auto& [id, b] : batches_) ids.push_back(id);
+    for (uint64_t id : ids) fail_batch(id, Status(Code::kUnavailable, "node stopping"));
+    stopped.set_value();
+  });
+  stopped.get_future().wait();
+  work_.reset();
+  io_.stop();
+  thread_.join();
+}
+
+void Node::post(std::function<void()> fn) { asio::post(io_, std::move(fn)); }
+
+Status Node::start() {
+  std::promise<Status> started;
+  post([this, &started] {
+    on_started_ = [&started](Status st) { started.set_value(std::move(st)); };
+    connect();
+    tick();
+  });
+  auto f = started.get_future();
+  if (f.wait_for(std::chrono::milliseconds(options_.start_timeout_ms)) ==
+      std::future_status::ready) {
+    return f.get();
+  }
+  std::promise<void> cleared;
+  post([this, &cleared] {
+    on_started_ = nullptr;
+    cleared.set_value();
+  });
+  cleared.get_future().wait();
+  std::lock_guard lock(state_mu_);
+  return Status(Code::kUnavailable, "Redis at " + options_.redis_host + ":" +
+                                        std::to_string(options_.redis_port) +
+                                        " did not answer in time: " + down_why_);
+}
+
+// Two connections: one for commands, one subscribed to the bell every append rings.
+void Node::connect() {
+  if (stopping_) return;
+  cmd_ = std::make_shared<RedisConnection>(io_, options_.redis_host, options_.redis_port,
+                                           options_.timeout_ms);
+  sub_ = std::make_shared<RedisConnection>(io_, options_.redis_host, options_.redis_port,
+                                           options_.timeout_ms);
+  auto cmd = cmd_, sub = sub_;
+  auto opened = std::make_shared<int>(0);
+  auto both = [this, cmd, sub, opened](const std::string& error) {
+    if (cmd != cmd_) return;  // an older attempt
+    if (!error.empty()) return lost(error);
+    if (++*opened == 2) on_connected();
+  };
+  cmd_->on_close = [this, cmd](const std::string& why) {
+    if (cmd == cmd_) lost(why);
+  };
+  sub_->on_close = [this, cmd](const std::string& why) {
+    if (cmd == cmd_) lost(why);
+  };
+  cmd_->connect(both);
+  sub_->connect(both);
+}
+
+// The secret first: a node with another token secret would hand out ids and tokens the
+// others cannot read.
+void Node::on_connected() {
+  const std::string key = "anteroom:secret-check";
+  cmd_->command({"SET", key, options_.secret_check, "NX"}, [](const RedisReply&) {});
+  cmd_->command({"GET", key}, [this, cmd = cmd_](const RedisReply& r) {
+    if (cmd != cmd_) return;
+    if (r.is_error()) return lost(r.str);
+    if (r.str != options_.secret_check) {
+      const Status refused(Code::kInvalidArgument,
+                           "this cluster uses another token secret (anteroom:secret-check in "
+                           "Redis differs): every node needs the same --token-secret");
+      stopping_ = true;
+      if (on_started_) {
+        auto call = std::move(on_started_);
+        on_started_ = nullptr;
+        call(refused);
+      }
+      cmd_->close("secret differs");
+      return;
+    }
+    sub_->subscribe("anteroom:bell", [this](const RedisReply& m) {
+      // ["message", channel, room]
+      if (m.is_array() && m.elements.size() == 3 && m.elements[0].str == "message") {
+        const std::string& room = m.elements[2].str;
+        if (!valid_room_name(room)) return;
+        track(room);
+        fetch(room);
+      }
+    });
+    up_ = true;
+    {
+      std::lock_guard lock(state_mu_);
+      reachable_ = true;
+      down_why_.clear();
+    }
+    refresh_rooms([this] {
+      if (on_started_) {
+        auto call = std::move(on_started_);
+        on_started_ = nullptr;
+        call(Status::ok());
+      }
+    });
+  });
+}
+
+// Redis is gone: nothing this node proposed can be answered by it, so every waiting write
+// fails now; reads go on from memory. Reconnects every half second.
+void Node::lost(const std::string& why) {
+  {
+    std::lock_guard lock(state_mu_);
+    reachable_ = false;
+    down_why_ = why;
+  }
+  const bool was_up = up_;
+  up_ = false;
+  if (cmd_) {
+    auto c = std::move(cmd_);
+    c->on_close = nullptr;
+    c->close(why);
+  }
+  if (sub_) {
+    auto s = std::move(sub_);
+    s->on_close = nullptr;
+    s->close(why);
+  }
+  const Status st(Code::kUnavailable, "Redis unreachable: " + why);
+  for (auto& [room, r] : rooms_) {
+    r.lease_until = {};
+    r.appending = r.fetching = r.loading = r.snapshotting = r.deciding = false;
+    r.fetch_again = false;
+    auto done = std::move(r.queue_done);
+    r.queue.clear();
+    r.queue_done.clear();
+    for (auto& d : done) {
+      if (d) d(Applied{st, {}, {}, 0});
+    }
+    auto waiters = std::move(r.caught_up);
+    r.caught_up.clear();
+    for (auto& w : waiters) w();
+  }
+  std::vector<uint64_t> ids;
+  for (auto& [id, b] : batches_) ids.push_back(id);
+  for (uint64_t id : ids) fail_batch(id, st);
+  if (stopping_) return;
+  static_cast<void>(was_up);
+  reconnect_timer_.expires_after(std::chrono::milliseconds(500));
+  reconnect_timer_.async_wait([this](boost::system::error_code ec) {
+    if (!ec) connect();
+  });
+}
+
+Status Node::unreachable() const {
+  std::lock_guard lock(state_mu_);
+  return Status(Code::kUnavailable, "Redis unreachable: " + down_why_);
+}
+
+Status Node::health() const {
+  std::lock_guard lock(state_mu_);
+  if (reachable_) return Status::ok();
+  return Status(Code::kUnavailable, "Redis unreachable: " + down_why_);
+}
+
+// ---- Reads: the replica, and what visitors were seen doing.
+
+Result<RoomInfo> Node::room_info(std::string_view room) const { return replica_->room_info(room); }
+std::vector<RoomInfo> Node::rooms() const { return replica_->rooms(); }
+
+Result<TicketView> Node::status(std::string_view room, std::string_view ticket) {
+  auto v = replica_->peek(room, ticket);
+  if (v.is_ok() && (v->state == TicketState::kWaiting || v->state == TicketState::kActive)) {
+    mark_seen(room, v->seq);
+  }
+  return v;
+}
+
+Result<TicketView> Node::peek(std::string_view room, std::string_view ticket) const {
+  return replica_->peek(room, ticket);
+}
+
+Status Node::heartbeat(std::string_view room, std::string_view ticket) {
+  auto v = status(room, ticket);
+  return v.is_ok() ? Status::ok() : v.status();
+}
+
+Result<TicketDetail> Node::describe(std::string_view room, std::string_view ticket) const {
+  return replica_->describe(room, ticket);
+}
+Result<std::vector<RestoredTicket>> Node::export_tickets(std::string_view room) const {
+  return replica_->export_tickets(room);
+}
+unsigned Node::shard_count() const { return replica_->shard_count(); }
+unsigned Node::shard_of(std::string_view room) const { return replica_->shard_of(room); }
+void Node::run_shard(unsigned shard) { replica_->run_shard(shard); }
+size_t Node::poll_events(std::vector<Event>& out, size_t max) {
+  return replica_->poll_events(out, max);
+}
+EngineStats Node::stats() const { return replica_->stats(); }
+const anteroom::Clock& Node::clock() const { return *clock_; }
+
+std::optional<ClusterInfo> Node::cluster_info() const {
+  std::lock_guard lock(state_mu_);
+  ClusterInfo info = info_;
+  info.self = name_;
+  info.redis_reachable = reachable_;
+  return info;
+}
+
+bool Node::when_caught_up(std::string_view room, std::string_view ticket,
+                          std::function<void()> done) {
+  if (replica_->peek(room, ticket).is_ok() || !valid_room_name(room)) return false;
+  post([this, room = std::string(room), done = std::move(done)]() mutable {
+    auto it = rooms_.find(room);
+    if (!up_ || it == rooms_.end()) return done();
+    it->second.caught_up.push_back(std::move(done));
+    fetch(room);
+  });
+  return true;
+}
+
+// ---- Writes: records.
+
+void Node::with_seq(const std::string& room, const std::string& ticket,
+                    std::function<void(Result<TicketDetail>)> then) {
+  auto d = replica_->describe(room, ticket);
+  if (d.is_ok() || d.status().code() != Code::kTicketNotFound || !rooms_.contains(room)) {
+    return then(std::move(d));
+  }
+  rooms_[room].caught_up.push_back([this, room, ticket, then = std::move(then)] {
+    then(replica_->describe(room, ticket));
+  });
+  fetch(room);
+}
+
+void Node::join_async(std::string_view room, const JoinRequest& request, Then<JoinResult> then) {
+  if (!request.user.empty() && !valid_user(request.user)) {
+    return then(Status(Code::kInvalidArgument, kUserRule));
+  }
+  op::Join j{random_tag(), std::string(request.user), request.key_hash};
+  post([this, room = std::string(room), j = std::move(j), then = std::move(then)]() mutable {
+    if (!up_) return then(unreachable());
+    if (!replica_->room_info(room).is_ok()) {
+      return then(Status(Code::kRoomNotFound, "room '" + room + "' not found"));
+    }
+    propose(room, std::move(j), [then = std::move(then)](const Applied& a) {
+      if (!a.status.is_ok()) return then(a.status);
+      then(*a.join);
+    });
+  });
+}
+
+void Node::leave_async(std::string_view room, std::string_view ticket, Then<TicketView> then) {
+  post([this, room = std::string(room), ticket = std::string(ticket),
+        then = std::move(then)]() mutable {
+    with_seq(room, ticket, [this, room, then = std::move(then)](Result<TicketDetail> d) mutable {
+      if (!d.is_ok()) return then(d.status());
+      if (!is_live(d->ticket.state)) return then(d->ticket);  // already ended: as it is
+      if (!up_) return then(unreachable());
+      propose(room, op::Leave{d->ticket.seq}, [then = std::move(then)](const Applied& a) {
+        if (!a.status.is_ok()) return then(a.status);
+        then(view_of(*a.ticket));
+      });
+    });
+  });
+}
+
+// First use (ALLOWED -> ACTIVE) is a record; a use of an ACTIVE ticket only refreshes its
+// session, which the next seen-report carries.
+void Node::activate_async(std::string_view room, std::string_view ticket,
+                          Then<TicketDetail> then) {
+  auto d = replica_->describe(room, ticket);
+  if (d.is_ok() && d->ticket.state == TicketState::kActive) {
+    mark_seen(room, d->ticket.seq);
+    return then(std::move(d));
+  }
+  post([this, room = std::string(room), ticket = std::string(ticket),
+        then = std::move(then)]() mutable {
+    with_seq(room, ticket, [this, room, then = std::move(then)](Result<TicketDetail> d2) mutable {
+      if (!d2.is_ok()) return then(d2.status());
+      if (d2->ticket.state == TicketState::kActive) {
+        mark_seen(room, d2->ticket.seq);
+        return then(std::move(d2));
+      }
+      if (d2->ticket.state != TicketState::kAllowed) {
+        return then(Status(Code::kWrongState, std::string("ticket is ") +
+                                                  state_name(d2->ticket.state)));
+      }
+      if (!up_) return then(unreachable());
+      propose(room, op::Activate{d2->ticket.seq}, [then = std::move(then)](const Applied& a) {
+        if (!a.status.is_ok()) return then(a.status);
+        then(*a.ticket);
+      });
+    });
+  });
+}
+
+void Node::admit_async(std::string_view room, uint64_t count, Then<uint64_t> then) {
+  post([this, room = std::string(room), count, then = std::move(then)]() mutable {
+    if (!up_) return then(unreachable());
+    if (!replica_->room_info(room).is_ok()) {
+      return then(Status(Code::kRoomNotFound, "room '" + room + "' not found"));
+    }
+    propose(room, op::Admit{count}, [then = std::move(then)](const Applied& a) {
+      if (!a.status.is_ok()) return then(a.status);
+      then(a.count);
+    });
+  });
+}
+
+void Node::clear_async(std::string_view room, Then<uint64_t> then) {
+  post([this, room = std::string(room), then = std::move(then)]() mutable {
+    if (!up_) return then(unreachable());
+    if (!replica_->room_info(room).is_ok()) {
+      return then(Status(Code::kRoomNotFound, "room '" + room + "' not found"));
+    }
+    propose(room, op::Clear{}, [then = std::move(then)](const Applied& a) {
+      if (!a.status.is_ok()) return then(a.status);
+      then(a.count);
+    });
+  });
+}
+
+void Node::put_room_async(std::string_view room, const RoomConfig& config,
+                          std::function<void(Status)> then) {
+  if (!valid_room_name(room)) {
+    return then(Status(Code::kInvalidArgument, "invalid room name"));
+  }
+  if (Status st = config.validate(); !st.is_ok()) return then(st);
+  post([this, room = std::string(room), config, then = std::move(then)]() mutable {
+    if (!up_) return then(unreachable());
+    track(room);
+    cmd_->command({"SADD", "anteroom:rooms", room}, [](const RedisReply&) {});
+    propose(room, op::PutRoom{config}, [then = std::move(then)](const Applied& a) {
+      then(a.status);
+    });
+  });
+}
+
+void Node::delete_room_async(std::string_view room, std::function<void(Status)> then) {
+  post([this, room = std::string(room), then = std::move(then)]() mutable {
+    if (!up_) return then(unreachable());
+    if (!replica_->room_info(room).is_ok()) {
+      return then(Status(Code::kRoomNotFound, "room '" + room + "' not found"));
+    }
+    propose(room, op::DeleteRoom{}, [this, room, then = std::move(then)](const Applied& a) {
+      if (a.status.is_ok() && up_) {
+        cmd_->command({"SREM", "anteroom:rooms", room}, [](const RedisReply&) {});
+      }
+      then(a.status);
+    });
+  });
+}
+
+// ---- The synchronous writes.
+
+template <typename T>
+Result<T> Node::wait(const std::function<void(std::function<void(Result<T>)>)>& start) {
+  auto p = std::make_shared<std::promise<Result<T>>>();
+  auto f = p->get_future();
+  start([p](Result<T> r) { p->set_value(std::move(r)); });
+  return f.get();
+}
+
+Status Node::put_room(std::string_view room, const RoomConfig& config) {
+  auto r = wait<bool>([&](auto done) {
+    put_room_async(room, config, [done](const Status& st) {
+      if (st.is_ok()) return done(true);
+      done(st);
+    });
+  });
+  return r.is_ok() ? Status::ok() : r.status();
+}
+
+Status Node::delete_room(std::string_view room) {
+  auto r = wait<bool>([&](auto done) {
+    delete_room_async(room, [done](const Status& st) {
+      if (st.is_ok()) return done(true);
+      done(st);
+    });
+  });
+  return r.is_ok() ? Status::ok() : r.status();
+}
+
+Result<uint64_t> Node::admit(std::string_view room, uint64_t count) {
+  return wait<uint64_t>([&](auto done) { admit_async(room, count, done); });
+}
+Result<uint64_t> Node::clear(std::string_view room) {
+  return wait<uint64_t>([&](auto done) { clear_async(room, done); });
+}
+Result<JoinResult> Node::join(std::string_view room, const JoinRequest& request) {
+  return wait<JoinResult>([&](auto done) { join_async(room, request, done); });
+}
+Result<TicketView> Node::leave(std::string_view room, std::string_view ticket) {
+  return wait<TicketView>([&](auto done) { leave_async(room, ticket, done); });
+}
+Result<TicketDetail> Node::activate(std::string_view room, std::string_view ticket) {
+  return wait<TicketDetail>([&](auto done) { activate_async(room, ticket, done); });
+}
+
+Status Node::restore_room(std::string_view, const RoomConfig&, const std::vector<RestoredTicket>&) {
+  return Status(Code::kUnavailable, "a cluster node restores rooms from Redis, not from a log");
+}
+
+Result<std::unique_ptr<ClusterEngine>> open_cluster_engine(const ClusterOptions& options,
+                                                           EngineOptions engine) {
+  auto node = std::make_unique<Node>(options, std::move(engine));
+  if (Status st = node->start(); !st.is_ok()) return st;
+  return std::unique_ptr<ClusterEngine>(std::move(node));
+}
+
+}  // namespace anteroom::cluster

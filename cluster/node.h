@@ -1,0 +1,189 @@
+// The cluster node's insides (cluster_engine.h says what it does). One thread runs an Asio
+// io_context that does every Redis call, applies every record and runs every timer; the
+// server's threads read the replica directly and post writes to that thread.
+//
+//   node.cc          start, stop, connections, the Engine interface
+//   node_log.cc      proposing records (batched per room) and tailing the streams
+//   node_decider.cc  leases, time-driven decisions, seen-reports, snapshots, node reports
+#pragma once
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "cluster/cluster_engine.h"
+#include "cluster/records.h"
+#include "cluster/redis_connection.h"
+#include "engine/replica.h"
+
+namespace anteroom::cluster {
+
+class Node final : public ClusterEngine {
+ public:
+  Node(const ClusterOptions& options, EngineOptions engine);
+  ~Node() override;
+  Status start();  // from open_cluster_engine: waits until loaded, or fails
+
+  // ClusterEngine.
+  void settle() override;
+  void catch_up() override;
+  void report_seen() override;
+  const std::string& node_name() const override { return name_; }
+
+  // Engine: reads from the replica.
+  Result<RoomInfo> room_info(std::string_view room) const override;
+  std::vector<RoomInfo> rooms() const override;
+  Result<TicketView> status(std::string_view room, std::string_view ticket) override;
+  Result<TicketView> peek(std::string_view room, std::string_view ticket) const override;
+  Status heartbeat(std::string_view room, std::string_view ticket) override;
+  Result<TicketDetail> describe(std::string_view room, std::string_view ticket) const override;
+  Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override;
+  unsigned shard_count() const override;
+  unsigned shard_of(std::string_view room) const override;
+  void run_shard(unsigned shard) override;
+  size_t poll_events(std::vector<Event>& out, size_t max) override;
+  EngineStats stats() const override;
+  const Clock& clock() const override;
+  Status health() const override;
+  std::optional<ClusterInfo> cluster_info() const override;
+
+  // Engine: writes as records.
+  void join_async(std::string_view room, const JoinRequest& request,
+                  Then<JoinResult> then) override;
+  void leave_async(std::string_view room, std::string_view ticket, Then<TicketView> then) override;
+  void activate_async(std::string_view room, std::string_view ticket,
+                      Then<TicketDetail> then) override;
+  void admit_async(std::string_view room, uint64_t count, Then<uint64_t> then) override;
+  void clear_async(std::string_view room, Then<uint64_t> then) override;
+  void put_room_async(std::string_view room, const RoomConfig& config,
+                      std::function<void(Status)> then) override;
+  void delete_room_async(std::string_view room, std::function<void(Status)> then) override;
+  bool when_caught_up(std::string_view room, std::string_view ticket,
+                      std::function<void()> done) override;
+
+  // Engine: the synchronous writes wait for the asynchronous ones.
+  Status put_room(std::string_view room, const RoomConfig& config) override;
+  Status delete_room(std::string_view room) override;
+  Result<uint64_t> admit(std::string_view room, uint64_t count) override;
+  Result<uint64_t> clear(std::string_view room) override;
+  Result<JoinResult> join(std::string_view room, const JoinRequest& request) override;
+  Result<TicketView> leave(std::string_view room, std::string_view ticket) override;
+  Result<TicketDetail> activate(std::string_view room, std::string_view ticket) override;
+  Status restore_room(std::string_view room, const RoomConfig& config,
+                      const std::vector<RestoredTicket>& tickets) override;
+
+ private:
+  using Done = std::function<void(const Applied&)>;
+  using Steady = std::chrono::steady_clock;
+
+  struct Batch {  // a record this node appended and waits to apply
+    std::string room;
+    std::vector<Done> done;  // one per op; empty functions for ops nobody waits on
+    Steady::time_point since;
+    bool decision = false;
+  };
+  struct Room {  // what the cluster thread keeps per room
+    std::string last_id = "0-0";  // the last record applied
+    uint64_t last_n = 0;          // its number
+    bool loading = false, fetching = false, fetch_again = false;
+    bool reloaded = false;                    // a gap was met once: reloaded from the snapshot
+    std::vector<std::function<void()>> caught_up;  // after the next whole fetch
+    std::vector<Op> queue;                    // proposed, not yet appended
+    std::vector<Done> queue_done;
+    bool appending = false;
+    bool deciding = false;                    // a decision record not yet applied
+    Steady::time_point lease_until{};          // this node decides while now < this
+    Steady::time_point last_sweep{};
+    Steady::time_point last_snapshot{};
+    uint64_t snapshot_n = 0;                  // the record number of the last snapshot
+    std::string prev_snapshot_id;             // the stream is trimmed to here
+    bool snapshotting = false;
+    Steady::time_point last_seen_report{};  // the last seen-report of this room
+  };
+
+  // node.cc
+  void connect();
+  void on_connected();
+  void lost(const std::string& why);
+  void post(std::function<void()> fn);
+  template <typename T>
+  Result<T> wait(const std::function<void(std::function<void(Result<T>)>)>& start);
+  Status unreachable() const;
+  // Finds the ticket's seq (fetching the room once if this copy has not seen it), on the
+  // cluster thread.
+  void with_seq(const std::string& room, const std::string& ticket,
+                std::function<void(Result<TicketDetail>)> then);
+
+  // node_log.cc
+  void propose(const std::string& room, Op op, Done done);
+  void kick(const std::string& room);
+  void append(const std::string& room, std::vector<Op> ops, std::vector<Done> done,
+              int64_t at_ms, bool decision);
+  void fail_batch(uint64_t batch, const Status& why);
+  void track(const std::string& room);
+  void load(const std::string& room);
+  void fetch(const std::string& room);
+  void apply_entries(const std::string& room, const RedisReply& entries);
+  bool apply_entry(const std::string& room, Room& r, const RedisReply& entry);
+
+  // node_decider.cc
+  void tick();
+  void report();
+  void refresh_rooms(std::function<void()> loaded = nullptr);  // `loaded`: once all applied
+  void renew_lease(const std::string& room);
+  void decide(const std::string& room, bool sweep);
+  void store_snapshot(const std::string& room);
+  void flush_seen(bool all);
+  void mark_seen(std::string_view room, uint64_t seq);
+  void expire_batches();
+  void fetch_all(const std::function<void()>& done);
+  void run_here(const std::function<void(std::function<void()>)>& fn);  // and wait
+  void wait_quiet();
+
+  ClusterOptions options_;
+  std::string name_;
+  std::shared_ptr<const anteroom::Clock> clock_;
+  std::unique_ptr<ReplicaEngine> replica_;
+
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  boost::asio::steady_timer ticker_;
+  boost::asio::steady_timer reconnect_timer_;
+  std::shared_ptr<RedisConnection> cmd_, sub_;
+  bool up_ = false;  // both connections open and the secret checked
+  bool stopping_ = false;
+  std::map<std::string, Room, std::less<>> rooms_;
+  std::map<uint64_t, Batch> batches_;
+  uint64_t next_batch_ = 1;
+  Steady::time_point last_report_{}, last_decide_{}, last_seen_flush_{};
+  std::function<void(Status)> on_started_;
+
+  // Shared with the server's threads.
+  mutable std::mutex state_mu_;
+  bool reachable_ = false;
+  std::string down_why_ = "not connected yet";
+  ClusterInfo info_;
+
+  static constexpr size_t kSeenStripes = 16;
+  struct SeenStripe {
+    std::mutex mu;
+    std::unordered_map<std::string, std::vector<uint64_t>> seqs;
+    std::unordered_map<std::string, int64_t> latest_ms;
+  };
+  std::array<SeenStripe, kSeenStripes> seen_;
+
+  std::thread thread_;
+};
+
+}  // namespace anteroom::cluster

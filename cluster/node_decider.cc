@@ -1,0 +1,349 @@
+// What runs on the cluster thread's clock: leases and the decisions of the rooms this node
+// decides for, seen-reports, snapshots and trimming, the node's report (docs/cluster.md).
+#include <algorithm>
+#include <boost/json.hpp>
+#include <charconv>
+#include <future>
+#include <thread>
+
+#include "cluster/node.h"
+
+namespace anteroom::cluster {
+
+std::string room_log_key(std::string_view room);
+std::string room_owner_key(std::string_view room);
+std::string room_snap_key(std::string_view room);
+
+namespace {
+
+// Takes the lease if nobody holds it, renews it if this node does.
+constexpr const char* kLease = R"lua(
+local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+if v then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+)lua";
+
+constexpr const char* kNodes = "anteroom:nodes";
+constexpr int64_t kForgetNodeMs = 60'000;  // a node silent this long leaves the report
+
+}  // namespace
+
+void Node::tick() {
+  if (stopping_) return;
+  const auto now = Steady::now();
+  if (up_) {
+    expire_batches();
+    flush_seen(false);
+    const bool sweep_due = true;
+    for (auto& [room, r] : rooms_) {
+      if (r.lease_until > now && !r.deciding) {
+        const bool sweep =
+            sweep_due && now - r.last_sweep >= std::chrono::milliseconds(1000);
+        if (sweep) r.last_sweep = now;
+        decide(room, sweep);
+      }
+    }
+    if (now - last_report_ >= std::chrono::milliseconds(options_.report_interval_ms)) {
+      last_report_ = now;
+      refresh_rooms();
+      report();
+      for (auto& [room, r] : rooms_) {
+        if (replica_->room_info(room).is_ok()) renew_lease(room);
+        if (r.lease_until > now) store_snapshot(room);
+      }
+    }
+  }
+  ticker_.expires_after(std::chrono::milliseconds(options_.decide_interval_ms));
+  ticker_.async_wait([this](boost::system::error_code ec) {
+    if (!ec) tick();
+  });
+}
+
+void Node::expire_batches() {
+  const auto limit = Steady::now() - std::chrono::milliseconds(2 * options_.timeout_ms);
+  std::vector<uint64_t> old;
+  for (auto& [id, b] : batches_) {
+    if (b.since < limit) old.push_back(id);
+  }
+  for (uint64_t id : old) {
+    fail_batch(id, Status(Code::kUnavailable, "the record was not seen back from Redis in time"));
+  }
+}
+
+// Every room in the cluster is in the set anteroom:rooms; a room deleted everywhere leaves
+// this node's list too.
+void Node::refresh_rooms(std::function<void()> loaded) {
+  cmd_->command({"SMEMBERS", "anteroom:rooms"},
+                [this, loaded = std::move(loaded), cmd = cmd_](const RedisReply& reply) {
+                  if (cmd != cmd_ || !reply.is_array()) return;
+                  for (const auto& e : reply.elements) {
+                    if (!valid_room_name(e.str)) continue;
+                    if (!rooms_.contains(e.str)) {
+                      track(e.str);
+                    } else {
+                      fetch(e.str);  // a bell this node missed
+                    }
+                  }
+                  if (loaded) fetch_all(loaded);
+                });
+}
+
+void Node::renew_lease(const std::string& room) {
+  const auto sent = Steady::now();
+  cmd_->command({"EVAL", kLease, "1", room_owner_key(room), name_, std::to_string(options_.lease_ms)},
+                [this, room, sent, cmd = cmd_](const RedisReply& reply) {
+                  if (cmd != cmd_) return;
+                  Room& r = rooms_[room];
+                  if (!reply.is_error() && reply.integer == 1) {
+                    // Counted from when the request left, less a second for clocks that drift.
+                    r.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
+                  } else {
+                    r.lease_until = {};
+                  }
+                });
+}
+
+// The decider's turn: what is due now, as one record, the next only after this one applied.
+void Node::decide(const std::string& room, bool sweep) {
+  const int64_t now = clock_->now_ms();
+  std::vector<Op> ops = replica_->decide(room, now, sweep);
+  if (ops.empty()) return;
+  Room& r = rooms_[room];
+  r.deciding = true;
+  std::vector<Done> done(ops.size());
+  append(room, std::move(ops), std::move(done), now, true);
+}
+
+// The room as applied so far, with the record it covers; the stream is trimmed to the
+// snapshot before it, so a node a little behind still finds its next records.
+void Node::store_snapshot(const std::string& room) {
+  Room& r = rooms_[room];
+  if (r.snapshotting || r.last_n == r.snapshot_n) return;
+  const auto now = Steady::now();
+  if (now - r.last_snapshot < std::chrono::milliseconds(options_.snapshot_interval_ms) &&
+      r.last_n - r.snapshot_n < options_.snapshot_records) {
+    return;
+  }
+  auto img = replica_->image(room);
+  if (!img.is_ok()) return;
+  Snapshot s{r.last_n, r.last_id, std::move(img).value()};
+  r.snapshotting = true;
+  r.last_snapshot = now;
+  cmd_->command({"SET", room_snap_key(room), encode_snapshot(s)},
+                [this, room, n = s.records, id = s.stream_id, cmd = cmd_](const RedisReply& reply) {
+                  if (cmd != cmd_) return;
+                  Room& rr = rooms_[room];
+                  rr.snapshotting = false;
+                  if (reply.is_error()) return;
+                  rr.snapshot_n = n;
+                  if (!rr.prev_snapshot_id.empty()) {
+                    cmd_->command({"XTRIM", room_log_key(room), "MINID", rr.prev_snapshot_id},
+                                  [](const RedisReply&) {});
+                  }
+                  rr.prev_snapshot_id = id;
+                });
+}
+
+// Visitors seen by this node since the last report, one record per room, stamped with the
+// latest sighting. Reported every quarter of the room's shortest timeout (1 to 15 s).
+void Node::flush_seen(bool all) {
+  const auto now = Steady::now();
+  if (!all && now - last_seen_flush_ < std::chrono::milliseconds(250)) return;
+  last_seen_flush_ = now;
+  std::map<std::string, std::pair<std::vector<uint64_t>, int64_t>> taken;
+  for (auto& stripe : seen_) {
+    std::lock_guard lock(stripe.mu);
+    for (auto it = stripe.seqs.begin(); it != stripe.seqs.end();) {
+      const std::string& room = it->first;
+      bool due = all;
+      auto tracked = rooms_.find(room);
+      auto info = replica_->room_info(room);
+      if (!info.is_ok() || tracked == rooms_.end()) {
+        stripe.latest_ms.erase(room);
+        it = stripe.seqs.erase(it);
+        continue;
+      }
+      if (!due) {
+        const int64_t shortest = std::min(info->config.heartbeat_timeout_seconds,
+                                          info->config.session_ttl_seconds) *
+                                 int64_t{1000};
+        const int64_t every = std::clamp<int64_t>(shortest / 4, 1000, 15'000);
+        due = now - tracked->second.last_seen_report >= std::chrono::milliseconds(every);
+      }
+      if (due) tracked->second.last_seen_report = now;
+      if (!due) {
+        ++it;
+        continue;
+      }
+      auto& t = taken[room];
+      t.first.insert(t.first.end(), it->second.begin(), it->second.end());
+      t.second = std::max(t.second, stripe.latest_ms[room]);
+      stripe.latest_ms.erase(room);
+      it = stripe.seqs.erase(it);
+    }
+  }
+  for (auto& [room, t] : taken) {
+    auto& seqs = t.first;
+    std::sort(seqs.begin(), seqs.end());
+    seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
+    std::vector<Op> ops;
+    ops.emplace_back(op::Seen{std::move(seqs)});
+    append(room, std::move(ops), std::vector<Done>(1), t.second, false);
+  }
+}
+
+void Node::mark_seen(std::string_view room, uint64_t seq) {
+  SeenStripe& s = seen_[(std::hash<std::string_view>{}(room) ^ seq) % kSeenStripes];
+  const int64_t now = clock_->now_ms();
+  std::lock_guard lock(s.mu);
+  std::string key(room);
+  s.seqs[key].push_back(seq);
+  int64_t& latest = s.latest_ms[key];
+  latest = std::max(latest, now);
+}
+
+// This node's report (what it decides for, how far it applied each room) and everybody's,
+// for GET /v1/cluster.
+void Node::report() {
+  namespace json = boost::json;
+  const auto now = Steady::now();
+  json::object self;
+  const int64_t wall = WallClock().now_ms();
+  self["heartbeat_ms"] = wall;
+  json::array leases;
+  json::object applied;
+  for (auto& [room, r] : rooms_) {
+    if (r.lease_until > now) leases.emplace_back(room);
+    if (r.last_n > 0) {
+      applied[room] = json::array{json::value(r.last_id), json::value(r.last_n)};
+    }
+  }
+  self["leases"] = std::move(leases);
+  self["applied"] = std::move(applied);
+  cmd_->command({"HSET", kNodes, name_, json::serialize(self)}, [](const RedisReply&) {});
+  cmd_->command({"HGETALL", kNodes}, [this, wall, cmd = cmd_](const RedisReply& reply) {
+    if (cmd != cmd_ || !reply.is_array()) return;
+    ClusterInfo info;
+    for (size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
+      ClusterInfo::Node n;
+      n.name = reply.elements[i].str;
+      boost::system::error_code ec;
+      json::value v = json::parse(reply.elements[i + 1].str, ec);
+      if (ec || !v.is_object()) continue;
+      const json::object& o = v.as_object();
+      if (const auto* hb = o.if_contains("heartbeat_ms"); hb && hb->is_int64()) {
+        n.heartbeat_ms = hb->as_int64();
+      }
+      if (wall - n.heartbeat_ms > kForgetNodeMs) {
+        cmd_->command({"HDEL", kNodes, n.name}, [](const RedisReply&) {});
+        continue;
+      }
+      n.reachable = wall - n.heartbeat_ms <= options_.lease_ms;
+      if (const auto* l = o.if_contains("leases"); l && l->is_array()) {
+        for (const auto& x : l->as_array()) {
+          if (x.is_string()) n.leases.emplace_back(x.as_string());
+        }
+      }
+      if (const auto* a = o.if_contains("applied"); a && a->is_object()) {
+        for (const auto& [room, x] : a->as_object()) {
+          if (!x.is_array() || x.as_array().size() != 2) continue;
+          const auto& arr = x.as_array();
+          if (!arr[0].is_string() || !arr[1].is_number()) continue;
+          n.applied.push_back({std::string(room), std::string(arr[0].as_string()),
+                               arr[1].to_number<uint64_t>()});
+        }
+      }
+      info.nodes.push_back(std::move(n));
+    }
+    std::sort(info.nodes.begin(), info.nodes.end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
+    std::lock_guard lock(state_mu_);
+    info_ = std::move(info);
+  });
+}
+
+void Node::run_here(const std::function<void(std::function<void()>)>& fn) {
+  std::promise<void> p;
+  post([&] { fn([&p] { p.set_value(); }); });
+  p.get_future().wait();
+}
+
+void Node::fetch_all(const std::function<void()>& done) {
+  auto left = std::make_shared<size_t>(1);
+  auto one = [left, done] {
+    if (--*left == 0) done();
+  };
+  for (auto& [room, r] : rooms_) {
+    if (!up_) break;
+    ++*left;
+    r.caught_up.push_back(one);
+    fetch(room);
+  }
+  one();
+}
+
+// Until nothing this node appended is still on its way back (bounded: a second).
+void Node::wait_quiet() {
+  for (int i = 0; i < 1000; ++i) {
+    std::promise<bool> p;
+    post([&] {
+      bool busy = !batches_.empty();
+      for (auto& [room, r] : rooms_) busy = busy || r.appending || !r.queue.empty();
+      p.set_value(busy && up_);
+    });
+    if (!p.get_future().get()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void Node::catch_up() {
+  wait_quiet();
+  run_here([this](const std::function<void()>& done) { fetch_all(done); });
+}
+
+// What this node holds back goes out (seen-reports), leases are asked for, due decisions
+// are proposed, and everything is applied.
+void Node::report_seen() {
+  run_here([this](const std::function<void()>& done) {
+    flush_seen(true);
+    done();
+  });
+  catch_up();
+}
+
+void Node::settle() {
+  report_seen();
+  run_here([this](const std::function<void()>& done) {
+    auto left = std::make_shared<size_t>(1);
+    auto one = [left, done] {
+      if (--*left == 0) done();
+    };
+    for (auto& [room, r] : rooms_) {
+      if (!up_ || !replica_->room_info(room).is_ok()) continue;
+      ++*left;
+      const auto sent = Steady::now();
+      cmd_->command({"EVAL", kLease, "1", room_owner_key(room), name_,
+                     std::to_string(options_.lease_ms)},
+                    [this, room, one, sent](const RedisReply& reply) {
+                      Room& rr = rooms_[room];
+                      if (!reply.is_error() && reply.integer == 1) {
+                        rr.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
+                      }
+                      one();
+                    });
+    }
+    one();
+  });
+  catch_up();
+  run_here([this](const std::function<void()>& done) {
+    for (auto& [room, r] : rooms_) {
+      if (r.lease_until > Steady::now() && !r.deciding) decide(room, true);
+    }
+    done();
+  });
+  catch_up();
+}
+
+}  // namespace anteroom::cluster

@@ -1,0 +1,263 @@
+#include "cluster/records.h"
+
+#include <type_traits>
+
+#include "engine/codec.h"
+
+namespace anteroom::cluster {
+namespace {
+
+using codec::put_string;
+using codec::put_varint;
+using codec::zigzag;
+
+constexpr uint64_t kVersion = 1;
+enum OpType : uint64_t {
+  kJoin = 1,
+  kLeave,
+  kActivate,
+  kAdmit,
+  kExpire,
+  kSeen,
+  kClear,
+  kPutRoom,
+  kDeleteRoom
+};
+constexpr uint64_t kMaxReason = static_cast<uint64_t>(EndReason::kCleared);
+
+void put_key(std::string* out, const std::optional<KeyHash>& key) {
+  put_varint(out, key ? 1 : 0);
+  if (key) out->append(reinterpret_cast<const char*>(key->data()), key->size());
+}
+
+bool read_key(codec::Reader& in, std::optional<KeyHash>* key) {
+  uint64_t flags = 0;
+  if (!in.varint(&flags) || flags > 1) return false;
+  if (flags == 0) return true;
+  KeyHash k{};
+  if (!in.bytes(k.data(), k.size())) return false;
+  *key = k;
+  return true;
+}
+
+void put_op(std::string* out, const Op& op) {
+  std::visit(
+      [out](const auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, op::Join>) {
+          put_varint(out, kJoin);
+          for (uint32_t t : o.tag) put_varint(out, t);
+          put_string(out, o.user);
+          put_key(out, o.key_hash);
+        } else if constexpr (std::is_same_v<T, op::Leave>) {
+          put_varint(out, kLeave);
+          put_varint(out, o.seq);
+        } else if constexpr (std::is_same_v<T, op::Activate>) {
+          put_varint(out, kActivate);
+          put_varint(out, o.seq);
+        } else if constexpr (std::is_same_v<T, op::Admit>) {
+          put_varint(out, kAdmit);
+          put_varint(out, o.count);
+        } else if constexpr (std::is_same_v<T, op::Expire>) {
+          put_varint(out, kExpire);
+          put_varint(out, o.seq);
+          put_varint(out, static_cast<uint8_t>(o.reason));
+        } else if constexpr (std::is_same_v<T, op::Seen>) {
+          put_varint(out, kSeen);
+          put_varint(out, o.seqs.size());
+          uint64_t last = 0;
+          for (uint64_t s : o.seqs) {
+            put_varint(out, zigzag(static_cast<int64_t>(s - last)));
+            last = s;
+          }
+        } else if constexpr (std::is_same_v<T, op::Clear>) {
+          put_varint(out, kClear);
+        } else if constexpr (std::is_same_v<T, op::PutRoom>) {
+          put_varint(out, kPutRoom);
+          codec::put_room_config(out, o.config);
+        } else {
+          static_assert(std::is_same_v<T, op::DeleteRoom>);
+          put_varint(out, kDeleteRoom);
+        }
+      },
+      op);
+}
+
+bool read_seqs(codec::Reader& in, std::vector<uint64_t>* seqs) {
+  uint64_t n = 0;
+  if (!in.varint(&n) || n > in.left()) return false;  // every seq takes a byte at least
+  seqs->reserve(n);
+  uint64_t last = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t d = 0;
+    if (!in.varint(&d)) return false;
+    last += static_cast<uint64_t>(codec::unzigzag(d));
+    seqs->push_back(last);
+  }
+  return true;
+}
+
+bool read_op(codec::Reader& in, Op* op) {
+  uint64_t type = 0;
+  if (!in.varint(&type)) return false;
+  switch (type) {
+    case kJoin: {
+      op::Join j;
+      if (!in.number(&j.tag[0]) || !in.number(&j.tag[1]) || !in.number(&j.tag[2]) ||
+          !in.string(&j.user) || !read_key(in, &j.key_hash)) {
+        return false;
+      }
+      *op = std::move(j);
+      return true;
+    }
+    case kLeave: {
+      op::Leave l;
+      *op = l;
+      return in.varint(&std::get<op::Leave>(*op).seq);
+    }
+    case kActivate: {
+      *op = op::Activate{};
+      return in.varint(&std::get<op::Activate>(*op).seq);
+    }
+    case kAdmit: {
+      *op = op::Admit{};
+      return in.varint(&std::get<op::Admit>(*op).count);
+    }
+    case kExpire: {
+      op::Expire e;
+      uint64_t reason = 0;
+      if (!in.varint(&e.seq) || !in.varint(&reason) || reason == 0 || reason > kMaxReason) {
+        return false;
+      }
+      e.reason = static_cast<EndReason>(reason);
+      *op = e;
+      return true;
+    }
+    case kSeen: {
+      op::Seen s;
+      if (!read_seqs(in, &s.seqs)) return false;
+      *op = std::move(s);
+      return true;
+    }
+    case kClear:
+      *op = op::Clear{};
+      return true;
+    case kPutRoom: {
+      op::PutRoom p;
+      if (!codec::read_room_config(in, &p.config, false)) return false;
+      *op = p;
+      return true;
+    }
+    case kDeleteRoom:
+      *op = op::DeleteRoom{};
+      return true;
+    default:
+      return false;
+  }
+}
+
+Status damaged(const char* what) {
+  return Status(Code::kInvalidArgument, std::string("damaged ") + what);
+}
+
+}  // namespace
+
+std::string encode_record(const Record& r) {
+  std::string out;
+  put_varint(&out, kVersion);
+  put_string(&out, r.origin);
+  put_varint(&out, r.batch);
+  put_varint(&out, zigzag(r.at_ms));
+  put_varint(&out, r.ops.size());
+  for (const Op& op : r.ops) put_op(&out, op);
+  return out;
+}
+
+Result<Record> decode_record(std::string_view bytes) {
+  codec::Reader in(bytes);
+  Record r;
+  uint64_t version = 0, n = 0;
+  if (!in.varint(&version) || version != kVersion || !in.string(&r.origin) ||
+      !in.varint(&r.batch) || !in.signed_number(&r.at_ms) || !in.varint(&n) || n > in.left()) {
+    return damaged("record header");
+  }
+  r.ops.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    Op op;
+    if (!read_op(in, &op)) return damaged("record op");
+    r.ops.push_back(std::move(op));
+  }
+  if (!in.done()) return damaged("record (bytes left over)");
+  return r;
+}
+
+std::string encode_snapshot(const Snapshot& s) {
+  std::string out;
+  const RoomImage& img = s.image;
+  put_varint(&out, kVersion);
+  put_varint(&out, s.records);
+  put_string(&out, s.stream_id);
+  codec::put_room_config(&out, img.config);
+  put_varint(&out, zigzag(img.epoch_ms));
+  put_varint(&out, img.next_seq);
+  const RoomCounters& c = img.counters;
+  for (uint64_t v : {c.joined_total, c.admitted_total, c.left_total, c.expired_allowed_unused,
+                     c.expired_session_idle, c.expired_abandoned, c.cleared_total}) {
+    put_varint(&out, v);
+  }
+  put_varint(&out, img.tickets.size());
+  uint64_t last = 0;
+  for (const RestoredTicket& t : img.tickets) {
+    put_varint(&out, t.seq - last);
+    last = t.seq;
+    for (uint32_t x : t.tag) put_varint(&out, x);
+    put_string(&out, t.user);
+    put_key(&out, t.key_hash);
+    put_varint(&out, static_cast<uint8_t>(t.state));
+    put_varint(&out, static_cast<uint8_t>(t.reason));
+    put_varint(&out, zigzag(t.admitted_at_ms));
+    put_varint(&out, zigzag(t.seen_at_ms));
+  }
+  return out;
+}
+
+Result<Snapshot> decode_snapshot(std::string_view bytes) {
+  codec::Reader in(bytes);
+  Snapshot s;
+  RoomImage& img = s.image;
+  RoomCounters& c = img.counters;
+  uint64_t version = 0, n = 0;
+  if (!in.varint(&version) || version != kVersion || !in.varint(&s.records) ||
+      !in.string(&s.stream_id) || !codec::read_room_config(in, &img.config, false) ||
+      !in.signed_number(&img.epoch_ms) || !in.varint(&img.next_seq)) {
+    return damaged("snapshot header");
+  }
+  for (uint64_t* v : {&c.joined_total, &c.admitted_total, &c.left_total, &c.expired_allowed_unused,
+                      &c.expired_session_idle, &c.expired_abandoned, &c.cleared_total}) {
+    if (!in.varint(v)) return damaged("snapshot counters");
+  }
+  if (!in.varint(&n) || n > in.left()) return damaged("snapshot ticket count");
+  img.tickets.reserve(n);
+  uint64_t last = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    RestoredTicket t;
+    uint64_t delta = 0;
+    uint8_t state = 0, reason = 0;
+    if (!in.varint(&delta) || !in.number(&t.tag[0]) || !in.number(&t.tag[1]) ||
+        !in.number(&t.tag[2]) || !in.string(&t.user) || !read_key(in, &t.key_hash) ||
+        !in.number(&state) || !in.number(&reason) || !in.signed_number(&t.admitted_at_ms) ||
+        !in.signed_number(&t.seen_at_ms) || state > static_cast<uint8_t>(TicketState::kActive) ||
+        reason > kMaxReason) {
+      return damaged("snapshot ticket");
+    }
+    last += delta;
+    t.seq = last;
+    t.state = static_cast<TicketState>(state);
+    t.reason = static_cast<EndReason>(reason);
+    img.tickets.push_back(std::move(t));
+  }
+  if (!in.done()) return damaged("snapshot (bytes left over)");
+  return s;
+}
+
+}  // namespace anteroom::cluster

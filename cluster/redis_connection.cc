@@ -1,0 +1,201 @@
+#include "cluster/redis_connection.h"
+
+#include <hiredis/hiredis.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+
+namespace anteroom::cluster {
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+RedisReply copy_reply(const redisReply* r) {
+  RedisReply out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+      out.kind = RedisReply::Kind::kString;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_STATUS:
+      out.kind = RedisReply::Kind::kStatus;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.kind = RedisReply::Kind::kError;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.kind = RedisReply::Kind::kInteger;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.kind = RedisReply::Kind::kArray;
+      out.elements.reserve(r->elements);
+      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(copy_reply(r->element[i]));
+      break;
+    default:
+      out.kind = RedisReply::Kind::kNil;
+  }
+  return out;
+}
+
+}  // namespace
+
+RedisConnection::RedisConnection(asio::io_context& io, std::string host, uint16_t port,
+                                 int64_t timeout_ms)
+    : io_(io),
+      host_(std::move(host)),
+      port_(port),
+      timeout_(timeout_ms),
+      socket_(io),
+      watchdog_(io),
+      reader_(redisReaderCreate()),
+      in_(64 * 1024) {}
+
+RedisConnection::~RedisConnection() { redisReaderFree(reader_); }
+
+void RedisConnection::connect(std::function<void(const std::string&)> done) {
+  auto self = shared_from_this();
+  auto resolver = std::make_shared<tcp::resolver>(io_);
+  resolver->async_resolve(
+      host_, std::to_string(port_),
+      [this, self, resolver, done = std::move(done)](boost::system::error_code ec,
+                                                     const tcp::resolver::results_type& results) {
+        if (ec) return done("cannot resolve " + host_ + ": " + ec.message());
+        asio::async_connect(
+            socket_, results,
+            [this, self, done](boost::system::error_code ec2, const tcp::endpoint&) {
+              if (ec2 || closed_) {
+                closed_ = true;
+                return done("cannot connect to " + host_ + ":" + std::to_string(port_) + ": " +
+                            (ec2 ? ec2.message() : std::string("closed")));
+              }
+              socket_.set_option(tcp::no_delay(true));
+              open_ = true;
+              start_read();
+              arm_watchdog();
+              done("");
+            });
+      });
+  // A connect that hangs (a peer that drops packets) ends with the watchdog's time.
+  watchdog_.expires_after(timeout_);
+  watchdog_.async_wait([this, self](boost::system::error_code ec) {
+    if (!ec && !open_ && !closed_) {
+      boost::system::error_code ignored;
+      socket_.close(ignored);  // the pending connect fails with operation_aborted
+    }
+  });
+}
+
+void RedisConnection::command(const std::vector<std::string>& args, Handler handler) {
+  if (!open_ || subscriber_) {
+    handler(RedisReply::error(subscriber_ ? "connection is subscribed" : "connection lost"));
+    return;
+  }
+  std::vector<const char*> argv;
+  std::vector<size_t> lens;
+  argv.reserve(args.size());
+  lens.reserve(args.size());
+  for (const auto& a : args) {
+    argv.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  char* cmd = nullptr;
+  int n = redisFormatCommandArgv(&cmd, static_cast<int>(args.size()), argv.data(), lens.data());
+  if (n < 0) {
+    handler(RedisReply::error("cannot format command"));
+    return;
+  }
+  out_.append(cmd, static_cast<size_t>(n));
+  redisFreeCommand(cmd);
+  waiting_.push_back({std::move(handler), std::chrono::steady_clock::now()});
+  flush();
+}
+
+void RedisConnection::subscribe(const std::string& channel, Handler on_push) {
+  command({"SUBSCRIBE", channel}, [](const RedisReply&) {});
+  waiting_.clear();  // the confirmation comes as a push like any message
+  subscriber_ = true;
+  on_push_ = std::move(on_push);
+}
+
+void RedisConnection::flush() {
+  if (writing_ || out_.empty() || !open_) return;
+  writing_ = true;
+  sending_.swap(out_);
+  out_.clear();
+  asio::async_write(socket_, asio::buffer(sending_),
+                    [this, self = shared_from_this()](boost::system::error_code ec, size_t) {
+                      writing_ = false;
+                      sending_.clear();
+                      if (ec) return close("write failed: " + ec.message());
+                      flush();
+                    });
+}
+
+void RedisConnection::start_read() {
+  socket_.async_read_some(asio::buffer(in_),
+                          [this, self = shared_from_this()](boost::system::error_code ec, size_t n) {
+                            if (ec) return close("read failed: " + ec.message());
+                            on_read(n);
+                          });
+}
+
+void RedisConnection::on_read(size_t n) {
+  if (redisReaderFeed(reader_, in_.data(), n) != REDIS_OK) return close("cannot read reply");
+  for (;;) {
+    void* raw = nullptr;
+    if (redisReaderGetReply(reader_, &raw) != REDIS_OK) return close("reply does not parse");
+    if (raw == nullptr) break;
+    RedisReply reply = copy_reply(static_cast<redisReply*>(raw));
+    freeReplyObject(raw);
+    deliver(reply);
+    if (closed_) return;
+  }
+  start_read();
+}
+
+void RedisConnection::deliver(const RedisReply& reply) {
+  if (subscriber_) {
+    if (on_push_) on_push_(reply);
+    return;
+  }
+  if (waiting_.empty()) return close("a reply nobody asked for");
+  Handler h = std::move(waiting_.front().handler);
+  waiting_.pop_front();
+  h(reply);
+}
+
+void RedisConnection::arm_watchdog() {
+  watchdog_.expires_after(timeout_ / 4 + std::chrono::milliseconds(1));
+  watchdog_.async_wait([this, self = shared_from_this()](boost::system::error_code ec) {
+    if (ec || closed_) return;
+    if (!waiting_.empty() && std::chrono::steady_clock::now() - waiting_.front().since > timeout_) {
+      return close("no reply within " + std::to_string(timeout_.count()) + " ms");
+    }
+    arm_watchdog();
+  });
+}
+
+void RedisConnection::close(const std::string& why) {
+  if (closed_) return;
+  closed_ = true;
+  open_ = false;
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  watchdog_.cancel();
+  auto waiting = std::move(waiting_);
+  waiting_.clear();
+  const RedisReply lost = RedisReply::error("connection lost: " + why);
+  for (auto& w : waiting) w.handler(lost);
+  if (on_close) {
+    auto call = std::move(on_close);
+    on_close = nullptr;
+    call(why);
+  }
+}
+
+}  // namespace anteroom::cluster
