@@ -97,7 +97,8 @@ class Node final : public ClusterEngine {
     std::string last_id = "0-0";  // the last record applied
     uint64_t last_n = 0;          // its number
     bool loading = false, fetching = false, fetch_again = false;
-    bool reloaded = false;                    // a gap was met once: reloaded from the snapshot
+    bool reloaded = false;
+    bool warned_lost = false;                 // Redis numbered records anew: said once                    // a gap was met once: reloaded from the snapshot
     std::vector<std::function<void()>> caught_up;  // after the next whole fetch
     std::vector<Op> queue;                    // proposed, not yet appended
     std::vector<Done> queue_done;

@@ -206,7 +206,17 @@ bool Node::apply_entry(const std::string& room, Room& r, const RedisReply& entry
       bytes = &fields[i + 1].str;
     }
   }
-  if (n <= r.last_n) return true;  // applied already
+  if (n <= r.last_n) {  // applied already, unless Redis started again without its data
+    if (id > r.last_id && !r.warned_lost) {
+      r.warned_lost = true;
+      fprintf(stderr,
+              "anteroom cluster: room '%s': Redis numbers a new record %llu, after %llu: it lost "
+              "its data (run it with appendonly yes); this node keeps its copy and ignores them\n",
+              room.c_str(), static_cast<unsigned long long>(n),
+              static_cast<unsigned long long>(r.last_n));
+    }
+    return true;
+  }
   if (n != r.last_n + 1 && !r.reloaded) {
     // Records this copy never saw were trimmed away: start again from the snapshot.
     r.reloaded = true;

@@ -6,6 +6,12 @@
 #include <cstdio>
 #include <thread>
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <cstring>
+
+#include "cluster/cluster_engine.h"
 #include "server/app/options.h"
 #include "server/app/secrets.h"
 #include "server/transport/server.h"
@@ -13,6 +19,44 @@
 #include "storage/persistent_engine.h"
 
 namespace {
+
+// HMAC-SHA256 of `label` under the token secret: what every node of a cluster derives the
+// same from the same secret (the ticket id key, the secret check in Redis) without the
+// secret itself ever leaving the node.
+std::array<unsigned char, 32> derive(const std::string& secret, const char* label) {
+  std::array<unsigned char, 32> out{};
+  unsigned len = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(label), std::strlen(label), out.data(), &len);
+  return out;
+}
+
+anteroom::Result<std::unique_ptr<anteroom::Engine>> open_cluster_node(const anteroom::Options& o,
+                                                                      const std::string& secret) {
+  anteroom::cluster::ClusterOptions c;
+  const auto colon = o.cluster.rfind(':');
+  c.redis_host = o.cluster.substr(0, colon);
+  if (c.redis_host.size() > 2 && c.redis_host.front() == '[') {
+    c.redis_host = c.redis_host.substr(1, c.redis_host.size() - 2);  // [IPv6]
+  }
+  c.redis_port = static_cast<uint16_t>(std::stoul(o.cluster.substr(colon + 1)));
+  c.node_name = o.node_name;
+  c.redis_wait = o.redis_wait;
+  static const char* hex = "0123456789abcdef";
+  for (unsigned char b : derive(secret, "anteroom secret check")) {
+    c.secret_check += hex[b >> 4];
+    c.secret_check += hex[b & 15];
+  }
+  anteroom::EngineOptions e;
+  e.clock = std::make_shared<anteroom::WallClock>();  // records carry wall-clock times
+  const auto ids = derive(secret, "anteroom ticket ids");
+  std::array<uint64_t, 2> key{};
+  std::memcpy(key.data(), ids.data(), sizeof key);
+  e.id_key = key;
+  auto node = anteroom::cluster::open_cluster_engine(c, e);
+  if (!node.is_ok()) return node.status();
+  return std::unique_ptr<anteroom::Engine>(std::move(node.value()));
+}
 
 // Descriptors the process needs besides connections: the log and its snapshot, standard
 // streams, the listener (64), and the epoll and event descriptors of each I/O thread (3
@@ -78,7 +122,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::unique_ptr<Engine> engine;
-  if (o.persistence) {
+  if (!o.cluster.empty()) {
+    auto node = open_cluster_node(o, secrets->token_secret);
+    if (!node.is_ok()) {
+      std::fprintf(stderr, "anteroom: cannot join the cluster: %s\n",
+                   node.status().message().c_str());
+      return 1;
+    }
+    engine = std::move(node.value());
+  } else if (o.persistence) {
     std::string warnings;
     auto opened = open_persistent_engine({o.data_dir, LogWriter::parse_sync(o.appendfsync).value(),
                                           uint64_t{o.snapshot_after_mb} << 20},

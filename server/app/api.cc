@@ -139,8 +139,13 @@ ApiResponse engine_error(const Status& st) {
       status = 400;
   }
   ApiResponse r = error_response(status, code_name(st.code()), st.message());
-  // Unavailable (a cluster node cut off from Redis, an engine at its room limit) passes.
-  if (st.code() == Code::kUnavailable) r.headers.emplace_back("Retry-After", "1");
+  // Unavailable (a cluster node cut off from Redis reconnects every half second) passes
+  // soon: a second, not the five every other 503 says.
+  if (st.code() == Code::kUnavailable) {
+    for (auto& [name, value] : r.headers) {
+      if (name == "Retry-After") value = "1";
+    }
+  }
   return r;
 }
 

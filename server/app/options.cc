@@ -5,6 +5,7 @@
 #include "server/app/secrets.h"
 
 #include <boost/program_options.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -69,6 +70,15 @@ Status check(const Options& o) {
     if (std::string why = weak_secret("--user-secret", o.user_secret, 32); !why.empty())
       return bad(why);
   }
+  if (!o.cluster.empty()) {
+    auto colon = o.cluster.rfind(':');
+    unsigned port = 0;
+    if (colon == std::string::npos || colon == 0 ||
+        std::sscanf(o.cluster.c_str() + colon + 1, "%u", &port) != 1 || port == 0 ||
+        port > 65535) {
+      return bad("--cluster must be HOST:PORT of Redis (e.g. 127.0.0.1:6379)");
+    }
+  }
   if (!o.demo_room.empty() && !valid_room_name(o.demo_room)) {
     return bad("--demo-room: room names are 1-64 characters of A-Z a-z 0-9 _ -");
   }
@@ -114,6 +124,9 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
     ("stream-heartbeat-limit", po::value(&o.stream_heartbeat_limit_s)->default_value(o.stream_heartbeat_limit_s), "seconds an open stream alone counts as a waiting visitor's heartbeat")
     ("no-room-metrics", "leave per-room series (room names) out of /metrics")
     ("trusted-proxy", po::value(&o.trusted_proxies)->composing(), "CIDR of a proxy in front (repeatable, e.g. 127.0.0.1/32): its connections carry many visitors, so no per-address limit applies to them")
+    ("cluster", po::value(&o.cluster), "HOST:PORT of the Redis that a cluster of nodes shares (docs/cluster.md); every node needs the same --token-secret; the log is off")
+    ("node-name", po::value(&o.node_name), "this node's name in the cluster; default: host name and process id")
+    ("redis-wait", po::value(&o.redis_wait)->default_value(o.redis_wait), "cluster: a write is answered once this many Redis replicas have it (WAIT)")
     ("demo-room", po::value(&o.demo_room), "create a room with this name at start")
     ("room-capacity", po::value(&o.room.capacity)->default_value(o.room.capacity), "default capacity (ALLOWED + ACTIVE at once); 0 = no limit")
     ("room-admission", po::value(&admission)->default_value(admission), "default admission: auto | manual")
@@ -134,6 +147,7 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
                                       if (env == "ANTEROOM_ADMIN_KEY") return "admin-key";
                                       if (env == "ANTEROOM_TOKEN_SECRET") return "token-secret";
                                       if (env == "ANTEROOM_THREADS") return "threads";
+                                      if (env == "ANTEROOM_CLUSTER") return "cluster";
                                       return "";
                                     }),
               vm);

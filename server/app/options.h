@@ -50,6 +50,12 @@ struct Options {
   // visitors (nginx in front): no per-address connection limit for them.
   std::vector<std::string> trusted_proxies;
 
+  // --cluster HOST:PORT: a cluster node whose rooms live in this Redis (docs/cluster.md);
+  // empty: one process with its own log.
+  std::string cluster;
+  std::string node_name;    // --node-name: unique in the cluster; default host name and pid
+  unsigned redis_wait = 0;  // --redis-wait N: a write counts once N Redis replicas have it
+
   std::string demo_room;  // --demo-room NAME: create this room at start if it does not exist
   RoomConfig room;        // --room-capacity, --room-admission, --room-admit-per-second,
                           // --room-allowed-ttl, --room-session-ttl,

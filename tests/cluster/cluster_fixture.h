@@ -79,6 +79,8 @@ class ClusterTest : public ::testing::Test {
     return first.value();
   }
 
+  std::string redis_cli(const std::string& args);  // cluster_test.cc
+
   std::unique_ptr<RedisServer> redis_;
   std::shared_ptr<ManualClock> clock_;
   std::vector<std::unique_ptr<cluster::ClusterEngine>> nodes_;

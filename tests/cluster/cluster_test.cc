@@ -1,15 +1,39 @@
 // Nodes on one Redis: every copy applies the same records to the same rooms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 #include "tests/cluster/cluster_fixture.h"
 
 namespace anteroom::testing {
 namespace {
 
+// What redis-cli (Debian's redis-tools, which redis-server brings) prints, first line.
+std::string redis_cli_at(uint16_t port, const std::string& args) {
+  std::string cmd = "redis-cli -p " + std::to_string(port) + " " + args;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (f == nullptr) return "";
+  char buf[256] = {};
+  std::string out = fgets(buf, sizeof buf, f) != nullptr ? buf : "";
+  pclose(f);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
 std::string id_of(const Result<JoinResult>& r) {
   EXPECT_TRUE(r.is_ok()) << r.status().message();
   return r.is_ok() ? std::string(id_view(r->ticket.id)) : std::string();
 }
+
+}  // namespace
+
+std::string ClusterTest::redis_cli(const std::string& args) {
+  return redis_cli_at(redis_->port(), args);
+}
+
+namespace {
 
 TEST_F(ClusterTest, AbandonedVisitorsExpireTheSameOnEveryNode) {
   auto& a = add_node("a");
@@ -30,6 +54,129 @@ TEST_F(ClusterTest, AbandonedVisitorsExpireTheSameOnEveryNode) {
   EXPECT_EQ(same_everywhere("r", t1).reason, EndReason::kAbandoned);
   EXPECT_EQ(same_everywhere("r", t2).position, 1u);
   EXPECT_EQ(same_everywhere("r", t3).position, 2u);
+}
+
+// Three nodes, one room: 3,000 joins at once, spread over the nodes from three threads each.
+TEST_F(ClusterTest, ThreeNodesAgreeOnEverySeqAndPositionAndAdmitTheLowestSeqs) {
+  add_node("a");
+  add_node("b");
+  add_node("c");
+  ASSERT_TRUE(nodes_[0]->put_room("r", config(0, AdmissionMode::kManual)).is_ok());
+  catch_up();
+  std::vector<std::string> ids(3000);
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 9; ++t) {
+    threads.emplace_back([&, t] {
+      auto& node = *nodes_[t % 3];
+      for (size_t i = t; i < ids.size(); i += 9) {
+        auto r = node.join("r", "");
+        if (r.is_ok()) ids[i] = std::string(id_view(r->ticket.id));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  catch_up();
+  std::vector<uint64_t> seqs;
+  for (const auto& id : ids) {
+    ASSERT_FALSE(id.empty());
+    TicketView v = same_everywhere("r", id);
+    EXPECT_EQ(v.state, TicketState::kWaiting);
+    EXPECT_EQ(v.position, v.seq + 1);  // nobody left: the position is the join order
+    seqs.push_back(v.seq);
+  }
+  std::sort(seqs.begin(), seqs.end());
+  for (size_t i = 0; i < seqs.size(); ++i) ASSERT_EQ(seqs[i], i);  // each seq once, no gap
+
+  auto admitted = nodes_[1]->admit("r", 100);
+  ASSERT_TRUE(admitted.is_ok());
+  EXPECT_EQ(admitted.value(), 100u);
+  catch_up();
+  for (const auto& id : ids) {
+    TicketView v = same_everywhere("r", id);
+    EXPECT_EQ(v.state == TicketState::kAllowed, v.seq < 100) << v.seq;
+  }
+}
+
+TEST_F(ClusterTest, ANodeWithAnotherSecretRefusesToStart) {
+  add_node("a");
+  cluster::ClusterOptions other = options("b");
+  other.secret_check = "secret-two";
+  auto b = cluster::open_cluster_engine(other, engine_options());
+  ASSERT_FALSE(b.is_ok());
+  EXPECT_NE(b.status().message().find("another token secret"), std::string::npos)
+      << b.status().message();
+}
+
+TEST_F(ClusterTest, ANewNodeLoadsTheSnapshotAndTheRecordsAfterIt) {
+  auto& a = add_node("a");
+  ASSERT_TRUE(a.put_room("r", config(2)).is_ok());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 10; ++i) ids.push_back(id_of(a.join("r", "user" + std::to_string(i))));
+  settle();  // a holds the lease now
+  ASSERT_TRUE(a.leave("r", ids[0]).is_ok());
+  // A snapshot needs its interval; a node with a short one stores it at its next report.
+  cluster::ClusterOptions fast = options("s");
+  fast.snapshot_interval_ms = 0;
+  fast.snapshot_records = 1;
+  nodes_.clear();
+  auto s = cluster::open_cluster_engine(fast, engine_options());
+  ASSERT_TRUE(s.is_ok());
+  nodes_.push_back(std::move(s.value()));
+  auto& snapper = *nodes_.back();
+  // The old node is gone: once its lease lapses the new one takes it, and its next report
+  // stores a snapshot (and a second one trims the stream to the first).
+  for (int i = 0; i < 200 && redis_cli("EXISTS anteroom:{r}:snap") != "1"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(redis_cli("EXISTS anteroom:{r}:snap"), "1");
+  ASSERT_TRUE(snapper.join("r", "late").is_ok());
+  auto& fresh = add_node("fresh");
+  fresh.catch_up();
+  for (const auto& id : ids) {
+    auto want = snapper.peek("r", id);
+    auto got = fresh.peek("r", id);
+    ASSERT_TRUE(want.is_ok());
+    if (!is_live(want->state)) continue;  // a snapshot, like the log's, forgets ended tickets
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    EXPECT_EQ(got->seq, want->seq);
+    EXPECT_EQ(got->state, want->state);
+    EXPECT_EQ(got->position, want->position);
+  }
+  EXPECT_EQ(fresh.room_info("r")->counters.joined_total, 11u);
+}
+
+class DurableRedisTest : public ClusterTest {
+ protected:
+  std::vector<std::string> redis_args() override {
+    return {"--appendonly", "yes", "--appendfsync", "always"};
+  }
+};
+
+// Redis stops: writes fail at once with unavailable, reads go on from memory; Redis comes
+// back: the node reconnects and catches up, nothing acknowledged lost.
+TEST_F(DurableRedisTest, WithoutRedisWritesFailAndReadsGoOnThenItCatchesUp) {
+  auto& a = add_node("a");
+  auto& b = add_node("b");
+  ASSERT_TRUE(a.put_room("r", config(0, AdmissionMode::kManual)).is_ok());
+  std::string t1 = id_of(a.join("r", ""));
+  catch_up();
+  redis_->stop();
+  auto refused = a.join("r", "");
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), Code::kUnavailable);
+  EXPECT_FALSE(a.health().is_ok());
+  EXPECT_EQ(b.peek("r", t1)->position, 1u);  // from memory
+  ASSERT_TRUE(redis_->start());
+  Result<JoinResult> t2 = Status(Code::kUnavailable, "");
+  for (int i = 0; i < 100 && !t2.is_ok(); ++i) {  // reconnects within half a second or so
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    t2 = b.join("r", "");
+  }
+  ASSERT_TRUE(t2.is_ok()) << t2.status().message();
+  EXPECT_TRUE(a.health().is_ok());
+  catch_up();
+  EXPECT_EQ(same_everywhere("r", std::string(id_view(t2->ticket.id))).position, 2u);
+  EXPECT_EQ(same_everywhere("r", t1).position, 1u);
 }
 
 }  // namespace
