@@ -20,14 +20,14 @@ namespace anteroom::cluster {
 struct ClusterOptions {
   std::string redis_host = "127.0.0.1";
   uint16_t redis_port = 6379;
-  std::string node_name;     // unique within the cluster; empty = host name and process id
-  std::string secret_check;  // what this node's token secret proves (an HMAC): a node whose
-                             // value differs from the cluster's refuses to start
-  unsigned redis_wait = 0;   // > 0: a record counts once this many Redis replicas have it
-  int64_t lease_ms = 5000;   // a decider's lease; another node takes over after it lapses
-  int64_t timeout_ms = 2000;           // a Redis command unanswered this long: connection lost
-  int64_t decide_interval_ms = 100;    // how often a decider asks its rooms what is due
-  int64_t report_interval_ms = 1000;   // node reports, lease renewal, the rooms' list
+  std::string node_name;             // unique within the cluster; empty = host name and process id
+  std::string secret_check;          // what this node's token secret proves (an HMAC): a node whose
+                                     // value differs from the cluster's refuses to start
+  unsigned redis_wait = 0;           // > 0: a record counts once this many Redis replicas have it
+  int64_t lease_ms = 5000;           // a decider's lease; another node takes over after it lapses
+  int64_t timeout_ms = 2000;         // a Redis command unanswered this long: connection lost
+  int64_t decide_interval_ms = 100;  // how often a decider asks its rooms what is due
+  int64_t report_interval_ms = 1000;      // node reports, lease renewal, the rooms' list
   int64_t snapshot_interval_ms = 30'000;  // a decider's snapshot at most this far apart
   uint64_t snapshot_records = 50'000;     // ... or after this many records
   int64_t start_timeout_ms = 10'000;      // Redis must answer within this at start

@@ -279,9 +279,8 @@ void Node::with_seq(const std::string& room, const std::string& ticket,
   if (d.is_ok() || d.status().code() != Code::kTicketNotFound || !rooms_.contains(room)) {
     return then(std::move(d));
   }
-  rooms_[room].caught_up.push_back([this, room, ticket, then = std::move(then)] {
-    then(replica_->describe(room, ticket));
-  });
+  rooms_[room].caught_up.push_back(
+      [this, room, ticket, then = std::move(then)] { then(replica_->describe(room, ticket)); });
   fetch(room);
 }
 
@@ -319,8 +318,7 @@ void Node::leave_async(std::string_view room, std::string_view ticket, Then<Tick
 
 // First use (ALLOWED -> ACTIVE) is a record; a use of an ACTIVE ticket only refreshes its
 // session, which the next seen-report carries.
-void Node::activate_async(std::string_view room, std::string_view ticket,
-                          Then<TicketDetail> then) {
+void Node::activate_async(std::string_view room, std::string_view ticket, Then<TicketDetail> then) {
   auto d = replica_->describe(room, ticket);
   if (d.is_ok() && d->ticket.state == TicketState::kActive) {
     mark_seen(room, d->ticket.seq);
@@ -335,8 +333,8 @@ void Node::activate_async(std::string_view room, std::string_view ticket,
         return then(std::move(d2));
       }
       if (d2->ticket.state != TicketState::kAllowed) {
-        return then(Status(Code::kWrongState, std::string("ticket is ") +
-                                                  state_name(d2->ticket.state)));
+        return then(
+            Status(Code::kWrongState, std::string("ticket is ") + state_name(d2->ticket.state)));
       }
       if (!up_) return then(unreachable());
       propose(room, op::Activate{d2->ticket.seq}, [then = std::move(then)](const Applied& a) {
@@ -383,9 +381,8 @@ void Node::put_room_async(std::string_view room, const RoomConfig& config,
     if (!up_) return then(unreachable());
     track(room);
     cmd_->command({"SADD", "anteroom:rooms", room}, [](const RedisReply&) {});
-    propose(room, op::PutRoom{config}, [then = std::move(then)](const Applied& a) {
-      then(a.status);
-    });
+    propose(room, op::PutRoom{config},
+            [then = std::move(then)](const Applied& a) { then(a.status); });
   });
 }
 

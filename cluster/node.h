@@ -93,22 +93,23 @@ class Node final : public ClusterEngine {
     Steady::time_point since;
     bool decision = false;
   };
-  struct Room {  // what the cluster thread keeps per room
+  struct Room {                   // what the cluster thread keeps per room
     std::string last_id = "0-0";  // the last record applied
     uint64_t last_n = 0;          // its number
     bool loading = false, fetching = false, fetch_again = false;
     bool reloaded = false;
-    bool warned_lost = false;                 // Redis numbered records anew: said once                    // a gap was met once: reloaded from the snapshot
+    bool warned_lost = false;  // Redis numbered records anew: said once                    // a gap
+                               // was met once: reloaded from the snapshot
     std::vector<std::function<void()>> caught_up;  // after the next whole fetch
-    std::vector<Op> queue;                    // proposed, not yet appended
+    std::vector<Op> queue;                         // proposed, not yet appended
     std::vector<Done> queue_done;
     bool appending = false;
-    bool deciding = false;                    // a decision record not yet applied
-    Steady::time_point lease_until{};          // this node decides while now < this
+    bool deciding = false;             // a decision record not yet applied
+    Steady::time_point lease_until{};  // this node decides while now < this
     Steady::time_point last_sweep{};
     Steady::time_point last_snapshot{};
-    uint64_t snapshot_n = 0;                  // the record number of the last snapshot
-    std::string prev_snapshot_id;             // the stream is trimmed to here
+    uint64_t snapshot_n = 0;       // the record number of the last snapshot
+    std::string prev_snapshot_id;  // the stream is trimmed to here
     bool snapshotting = false;
     Steady::time_point last_seen_report{};  // the last seen-report of this room
   };
@@ -129,8 +130,8 @@ class Node final : public ClusterEngine {
   // node_log.cc
   void propose(const std::string& room, Op op, Done done);
   void kick(const std::string& room);
-  void append(const std::string& room, std::vector<Op> ops, std::vector<Done> done,
-              int64_t at_ms, bool decision);
+  void append(const std::string& room, std::vector<Op> ops, std::vector<Done> done, int64_t at_ms,
+              bool decision);
   void fail_batch(uint64_t batch, const Status& why);
   void track(const std::string& room);
   void load(const std::string& room);

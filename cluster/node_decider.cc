@@ -39,8 +39,7 @@ void Node::tick() {
     const bool sweep_due = true;
     for (auto& [room, r] : rooms_) {
       if (r.lease_until > now && !r.deciding) {
-        const bool sweep =
-            sweep_due && now - r.last_sweep >= std::chrono::milliseconds(1000);
+        const bool sweep = sweep_due && now - r.last_sweep >= std::chrono::milliseconds(1000);
         if (sweep) r.last_sweep = now;
         decide(room, sweep);
       }
@@ -92,17 +91,18 @@ void Node::refresh_rooms(std::function<void()> loaded) {
 
 void Node::renew_lease(const std::string& room) {
   const auto sent = Steady::now();
-  cmd_->command({"EVAL", kLease, "1", room_owner_key(room), name_, std::to_string(options_.lease_ms)},
-                [this, room, sent, cmd = cmd_](const RedisReply& reply) {
-                  if (cmd != cmd_) return;
-                  Room& r = rooms_[room];
-                  if (!reply.is_error() && reply.integer == 1) {
-                    // Counted from when the request left, less a second for clocks that drift.
-                    r.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
-                  } else {
-                    r.lease_until = {};
-                  }
-                });
+  cmd_->command(
+      {"EVAL", kLease, "1", room_owner_key(room), name_, std::to_string(options_.lease_ms)},
+      [this, room, sent, cmd = cmd_](const RedisReply& reply) {
+        if (cmd != cmd_) return;
+        Room& r = rooms_[room];
+        if (!reply.is_error() && reply.integer == 1) {
+          // Counted from when the request left, less a second for clocks that drift.
+          r.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
+        } else {
+          r.lease_until = {};
+        }
+      });
 }
 
 // The decider's turn: what is due now, as one record, the next only after this one applied.
@@ -166,9 +166,9 @@ void Node::flush_seen(bool all) {
         continue;
       }
       if (!due) {
-        const int64_t shortest = std::min(info->config.heartbeat_timeout_seconds,
-                                          info->config.session_ttl_seconds) *
-                                 int64_t{1000};
+        const int64_t shortest =
+            std::min(info->config.heartbeat_timeout_seconds, info->config.session_ttl_seconds) *
+            int64_t{1000};
         const int64_t every = std::clamp<int64_t>(shortest / 4, 1000, 15'000);
         due = now - tracked->second.last_seen_report >= std::chrono::milliseconds(every);
       }
@@ -251,8 +251,8 @@ void Node::report() {
           if (!x.is_array() || x.as_array().size() != 2) continue;
           const auto& arr = x.as_array();
           if (!arr[0].is_string() || !arr[1].is_number()) continue;
-          n.applied.push_back({std::string(room), std::string(arr[0].as_string()),
-                               arr[1].to_number<uint64_t>()});
+          n.applied.push_back(
+              {std::string(room), std::string(arr[0].as_string()), arr[1].to_number<uint64_t>()});
         }
       }
       info.nodes.push_back(std::move(n));
@@ -324,15 +324,15 @@ void Node::settle() {
       if (!up_ || !replica_->room_info(room).is_ok()) continue;
       ++*left;
       const auto sent = Steady::now();
-      cmd_->command({"EVAL", kLease, "1", room_owner_key(room), name_,
-                     std::to_string(options_.lease_ms)},
-                    [this, room, one, sent](const RedisReply& reply) {
-                      Room& rr = rooms_[room];
-                      if (!reply.is_error() && reply.integer == 1) {
-                        rr.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
-                      }
-                      one();
-                    });
+      cmd_->command(
+          {"EVAL", kLease, "1", room_owner_key(room), name_, std::to_string(options_.lease_ms)},
+          [this, room, one, sent](const RedisReply& reply) {
+            Room& rr = rooms_[room];
+            if (!reply.is_error() && reply.integer == 1) {
+              rr.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
+            }
+            one();
+          });
     }
     one();
   });

@@ -12,9 +12,7 @@ std::string n_key(std::string_view room) { return "anteroom:{" + std::string(roo
 std::string owner_key(std::string_view room) {
   return "anteroom:{" + std::string(room) + "}:owner";
 }
-std::string snap_key(std::string_view room) {
-  return "anteroom:{" + std::string(room) + "}:snap";
-}
+std::string snap_key(std::string_view room) { return "anteroom:{" + std::string(room) + "}:snap"; }
 
 // Appends one record: numbers it (the room's counter), adds it to the stream and rings the
 // bell. With an owner (a decider's record), only while that node still holds the lease.
@@ -87,15 +85,14 @@ void Node::append(const std::string& room, std::vector<Op> ops, std::vector<Done
                   if (!decision) kick(room);
                 });
   if (options_.redis_wait > 0) {
-    cmd_->command({"WAIT", std::to_string(options_.redis_wait), std::to_string(options_.timeout_ms / 2)},
-                  [this, id, cmd = cmd_](const RedisReply& reply) {
-                    if (cmd != cmd_) return;
-                    if (reply.is_error() ||
-                        reply.integer < static_cast<int64_t>(options_.redis_wait)) {
-                      fail_batch(id, Status(Code::kUnavailable,
-                                            "the record reached too few Redis replicas"));
-                    }
-                  });
+    cmd_->command(
+        {"WAIT", std::to_string(options_.redis_wait), std::to_string(options_.timeout_ms / 2)},
+        [this, id, cmd = cmd_](const RedisReply& reply) {
+          if (cmd != cmd_) return;
+          if (reply.is_error() || reply.integer < static_cast<int64_t>(options_.redis_wait)) {
+            fail_batch(id, Status(Code::kUnavailable, "the record reached too few Redis replicas"));
+          }
+        });
   }
 }
 

@@ -137,11 +137,11 @@ void RedisConnection::flush() {
 }
 
 void RedisConnection::start_read() {
-  socket_.async_read_some(asio::buffer(in_),
-                          [this, self = shared_from_this()](boost::system::error_code ec, size_t n) {
-                            if (ec) return close("read failed: " + ec.message());
-                            on_read(n);
-                          });
+  socket_.async_read_some(
+      asio::buffer(in_), [this, self = shared_from_this()](boost::system::error_code ec, size_t n) {
+        if (ec) return close("read failed: " + ec.message());
+        on_read(n);
+      });
 }
 
 void RedisConnection::on_read(size_t n) {

@@ -32,8 +32,7 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
  public:
   using Handler = std::function<void(const RedisReply&)>;
 
-  RedisConnection(boost::asio::io_context& io, std::string host, uint16_t port,
-                  int64_t timeout_ms);
+  RedisConnection(boost::asio::io_context& io, std::string host, uint16_t port, int64_t timeout_ms);
   ~RedisConnection();
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;

@@ -7,6 +7,7 @@ ANTEROOM_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libconcurrentqueue-dev libbenchmark-dev googletest libgtest-dev libssl-dev
+  libhiredis-dev redis-server redis-tools
   clang-format clang-tidy
   nginx-light curl python3 chromium
 )

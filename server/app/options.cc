@@ -74,8 +74,7 @@ Status check(const Options& o) {
     auto colon = o.cluster.rfind(':');
     unsigned port = 0;
     if (colon == std::string::npos || colon == 0 ||
-        std::sscanf(o.cluster.c_str() + colon + 1, "%u", &port) != 1 || port == 0 ||
-        port > 65535) {
+        std::sscanf(o.cluster.c_str() + colon + 1, "%u", &port) != 1 || port == 0 || port > 65535) {
       return bad("--cluster must be HOST:PORT of Redis (e.g. 127.0.0.1:6379)");
     }
   }

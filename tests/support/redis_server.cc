@@ -55,9 +55,19 @@ RedisServer::~RedisServer() {
 
 bool RedisServer::start() {
   if (pid_ > 0 || dir_.empty() || port_ == 0) return pid_ > 0;
-  std::vector<std::string> args = {"redis-server", "--port", std::to_string(port_), "--bind",
-                                   "127.0.0.1", "--dir", dir_, "--save", "", "--logfile",
-                                   dir_ + "/redis.log", "--protected-mode", "no"};
+  std::vector<std::string> args = {"redis-server",
+                                   "--port",
+                                   std::to_string(port_),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--dir",
+                                   dir_,
+                                   "--save",
+                                   "",
+                                   "--logfile",
+                                   dir_ + "/redis.log",
+                                   "--protected-mode",
+                                   "no"};
   args.insert(args.end(), extra_.begin(), extra_.end());
   pid_ = fork();
   if (pid_ == 0) {

@@ -80,8 +80,7 @@ Result<TicketView> TwoNodeEngine::peek(std::string_view room, std::string_view t
 Status TwoNodeEngine::heartbeat(std::string_view room, std::string_view ticket) {
   return next().heartbeat(room, ticket);
 }
-Result<TicketDetail> TwoNodeEngine::describe(std::string_view room,
-                                             std::string_view ticket) const {
+Result<TicketDetail> TwoNodeEngine::describe(std::string_view room, std::string_view ticket) const {
   return next().describe(room, ticket);
 }
 Result<TicketView> TwoNodeEngine::leave(std::string_view room, std::string_view ticket) {

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Cluster nodes as real processes on a real redis-server (appendfsync always), all on
+# 127.0.0.1, stopping by themselves:
+#   1. kill -9 a node under joins: every join it acknowledged is on the other node, in the
+#      same order, and its visitors keep their place there;
+#   2. a token issued by one node is verified by another;
+#   3. a node started with another token secret refuses to start.
+# usage: tests/cluster/run.sh PATH/TO/anteroom
+set -euo pipefail
+BIN=$1
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; tail -3 "$work"/*.log >&2 || true; exit 1; }
+pass() { echo "PASS: $*"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() {
+  for _ in $(seq 1 200); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  fail "nothing listens on port $1"
+}
+
+R=$(free_port)
+redis-server --port "$R" --bind 127.0.0.1 --dir "$work" --save "" --appendonly yes \
+  --appendfsync always --logfile "$work/redis.log" &
+pids+=($!)
+wait_port "$R"
+
+SECRET=$(python3 -c 'import secrets; print(secrets.token_urlsafe(40))')
+ADMIN=cluster-admin-key-0123456789
+node() {  # name, port, [secret]
+  mkdir -p "$work/$1"
+  "$BIN" --cluster "127.0.0.1:$R" --node-name "$1" --listen "127.0.0.1:$2" --data-dir "$work/$1" \
+    --token-secret "${3:-$SECRET}" --admin-key "$ADMIN" --threads 1 >"$work/$1.log" 2>&1 &
+  pids+=($!)
+}
+P1=$(free_port); P2=$(free_port); P3=$(free_port)
+node n1 "$P1"; n1=$!
+node n2 "$P2"
+wait_port "$P1"; wait_port "$P2"
+
+curl -sf -X PUT -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P1/v1/rooms/sale" \
+  -d '{"admission":"manual","capacity":0}' >/dev/null || fail "room not created"
+
+# 1. Joins through n1 from four clients; n1 is killed while they run.
+python3 - "$P1" "$work/acked" <<'PY' &
+import http.client, json, sys, threading
+port, out = int(sys.argv[1]), sys.argv[2]
+acked, lock = [], threading.Lock()
+def client():
+    while True:
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            c.request("POST", "/v1/rooms/sale/tickets", body="{}")
+            r = c.getresponse()
+            body = r.read()
+            if r.status == 201:
+                t = json.loads(body)
+                with lock:
+                    acked.append((t["ticket"], t["seq"]))
+        except Exception:
+            return  # the node is gone
+threads = [threading.Thread(target=client) for _ in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+with open(out, "w") as f:
+    for tid, seq in acked: f.write(f"{tid} {seq}\n")
+PY
+joiner=$!
+for _ in $(seq 1 100); do
+  n=$(curl -s -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P2/v1/rooms/sale" |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["totals"]["joined"])')
+  [[ $n -ge 300 ]] && break
+  sleep 0.05
+done
+kill -9 "$n1"
+wait "$joiner" || true
+count=$(wc -l <"$work/acked")
+[[ $count -ge 300 ]] || fail "only $count joins acknowledged before the kill"
+python3 - "$P2" "$work/acked" <<'PY' || fail "an acknowledged join is missing or misplaced on n2"
+import http.client, json, sys
+port = int(sys.argv[1])
+rows = [l.split() for l in open(sys.argv[2])]
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+last = 0
+for tid, seq in sorted(rows, key=lambda r: int(r[1])):
+    c.request("GET", f"/v1/rooms/sale/tickets/{tid}")
+    r = c.getresponse(); v = json.loads(r.read())
+    assert r.status == 200, (tid, r.status, v)
+    assert v["seq"] == int(seq), (tid, v["seq"], seq)
+    assert v["status"] == "WAITING" and v["position"] > last, v
+    last = v["position"]
+print(f"{len(rows)} acknowledged joins, all on n2 in order")
+PY
+pass "kill -9 of a node under joins: all $count acknowledged joins kept their place on the other node"
+
+# 2. A token from n2, verified by n3 (started now: it loads the room from Redis).
+node n3 "$P3"; wait_port "$P3"
+first=$(sort -n -k2 "$work/acked" | head -1 | cut -d' ' -f1)
+curl -sf -X POST -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P2/v1/rooms/sale/admit" \
+  -d '{"count":1}' | grep -q '"admitted":1' || fail "admit through n2"
+token=$(curl -sf "127.0.0.1:$P2/v1/rooms/sale/tickets/$first" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+curl -sf -X POST -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P3/v1/rooms/sale/verify" \
+  -d "{\"token\":\"$token\"}" | grep -q '"status":"ACTIVE"' || fail "n3 did not verify n2's token"
+pass "a token issued by one node is verified by another"
+
+# 3. Another secret: refused.
+P4=$(free_port)
+node n4 "$P4" "another-secret-of-at-least-32-bytes-long"
+n4=$!
+for _ in $(seq 1 100); do kill -0 "$n4" 2>/dev/null || break; sleep 0.05; done
+if kill -0 "$n4" 2>/dev/null; then fail "a node with another secret started"; fi
+grep -q "another token secret" "$work/n4.log" || fail "n4 did not say why: $(cat "$work/n4.log")"
+pass "a node with another token secret refuses to start"
