@@ -28,13 +28,30 @@ Node::Node(const ClusterOptions& options, EngineOptions engine)
       work_(asio::make_work_guard(io_)),
       ticker_(io_),
       reconnect_timer_(io_) {
+  // Records carry origin_, not the name alone: an earlier process of the same name (a restart)
+  // numbered its batches from 1 too.
+  const Tag t = random_tag();
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "#%08x%08x", t[0], t[1]);
+  origin_ = name_ + hex;
   engine.clock = clock_;
   engine.journal = nullptr;
+  // The limit is the proposer's (put_room_async); a copy has room to spare, so that rooms
+  // put and deleted at once, applied in another order on another node, never exceed it.
+  max_rooms_ = engine.max_rooms;
+  engine.max_rooms = engine.max_rooms * 2 + 16;
   replica_ = make_replica_engine(std::move(engine));
   thread_ = std::thread([this] { io_.run(); });
 }
 
 Node::~Node() {
+  try {
+    stop();
+  } catch (...) {  // a promise or a thread that cannot be joined: nothing left to do
+  }
+}
+
+void Node::stop() {
   std::promise<void> stopped;
   post([this, &stopped] {
     stopping_ = true;
@@ -276,10 +293,10 @@ bool Node::when_caught_up(std::string_view room, std::string_view ticket,
 void Node::with_seq(const std::string& room, const std::string& ticket,
                     std::function<void(Result<TicketDetail>)> then) {
   auto d = replica_->describe(room, ticket);
-  if (d.is_ok() || d.status().code() != Code::kTicketNotFound || !rooms_.contains(room)) {
+  if (d.is_ok() || d.status().code() != Code::kTicketNotFound || !rooms_.contains(room) || !up_) {
     return then(std::move(d));
   }
-  rooms_[room].caught_up.push_back(
+  rooms_[room].caught_up.emplace_back(
       [this, room, ticket, then = std::move(then)] { then(replica_->describe(room, ticket)); });
   fetch(room);
 }
@@ -296,6 +313,7 @@ void Node::join_async(std::string_view room, const JoinRequest& request, Then<Jo
     }
     propose(room, std::move(j), [then = std::move(then)](const Applied& a) {
       if (!a.status.is_ok()) return then(a.status);
+      if (!a.join) return then(Status(Code::kUnavailable, "no join in the record's answer"));
       then(*a.join);
     });
   });
@@ -304,15 +322,18 @@ void Node::join_async(std::string_view room, const JoinRequest& request, Then<Jo
 void Node::leave_async(std::string_view room, std::string_view ticket, Then<TicketView> then) {
   post([this, room = std::string(room), ticket = std::string(ticket),
         then = std::move(then)]() mutable {
-    with_seq(room, ticket, [this, room, then = std::move(then)](Result<TicketDetail> d) mutable {
-      if (!d.is_ok()) return then(d.status());
-      if (!is_live(d->ticket.state)) return then(d->ticket);  // already ended: as it is
-      if (!up_) return then(unreachable());
-      propose(room, op::Leave{d->ticket.seq}, [then = std::move(then)](const Applied& a) {
-        if (!a.status.is_ok()) return then(a.status);
-        then(view_of(*a.ticket));
-      });
-    });
+    with_seq(room, ticket,
+             [this, room, then = std::move(then)](const Result<TicketDetail>& d) mutable {
+               if (!d.is_ok()) return then(d.status());
+               if (!is_live(d->ticket.state)) return then(d->ticket);  // already ended: as it is
+               if (!up_) return then(unreachable());
+               propose(room, op::Leave{d->ticket.seq}, [then = std::move(then)](const Applied& a) {
+                 if (!a.status.is_ok()) return then(a.status);
+                 if (!a.ticket)
+                   return then(Status(Code::kUnavailable, "no ticket in the record's answer"));
+                 then(view_of(*a.ticket));
+               });
+             });
   });
 }
 
@@ -339,6 +360,7 @@ void Node::activate_async(std::string_view room, std::string_view ticket, Then<T
       if (!up_) return then(unreachable());
       propose(room, op::Activate{d2->ticket.seq}, [then = std::move(then)](const Applied& a) {
         if (!a.status.is_ok()) return then(a.status);
+        if (!a.ticket) return then(Status(Code::kUnavailable, "no ticket in the record's answer"));
         then(*a.ticket);
       });
     });
@@ -379,6 +401,10 @@ void Node::put_room_async(std::string_view room, const RoomConfig& config,
   if (Status st = config.validate(); !st.is_ok()) return then(st);
   post([this, room = std::string(room), config, then = std::move(then)]() mutable {
     if (!up_) return then(unreachable());
+    if (!replica_->room_info(room).is_ok() && replica_->rooms().size() >= max_rooms_) {
+      return then(Status(Code::kUnavailable, "the cluster holds its maximum of " +
+                                                 std::to_string(max_rooms_) + " rooms"));
+    }
     track(room);
     cmd_->command({"SADD", "anteroom:rooms", room}, [](const RedisReply&) {});
     propose(room, op::PutRoom{config},

@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cluster/cluster_engine.h"
@@ -29,11 +30,14 @@
 
 namespace anteroom::cluster {
 
+bool stream_id_after(std::string_view a, std::string_view b);  // "ms-seq" ids, as numbers
+
 class Node final : public ClusterEngine {
  public:
   Node(const ClusterOptions& options, EngineOptions engine);
   ~Node() override;
   Status start();  // from open_cluster_engine: waits until loaded, or fails
+  void stop();     // fails what waits, closes the connections, joins the thread
 
   // ClusterEngine.
   void settle() override;
@@ -87,19 +91,24 @@ class Node final : public ClusterEngine {
   using Done = std::function<void(const Applied&)>;
   using Steady = std::chrono::steady_clock;
 
+  // kClient: visitors' and operators' writes, one in flight per room; kDecision: the
+  // decider's, appended only while it holds the lease; kSeen: seen-reports.
+  enum class Kind : uint8_t { kClient, kDecision, kSeen };
   struct Batch {  // a record this node appended and waits to apply
     std::string room;
     std::vector<Done> done;  // one per op; empty functions for ops nobody waits on
     Steady::time_point since;
-    bool decision = false;
+    Kind kind = Kind::kClient;
+    bool stored = false;    // Redis answered the append: the record is in the stream
+    std::string stream_id;  // ... with this id
   };
   struct Room {                   // what the cluster thread keeps per room
     std::string last_id = "0-0";  // the last record applied
     uint64_t last_n = 0;          // its number
     bool loading = false, fetching = false, fetch_again = false;
-    bool reloaded = false;
-    bool warned_lost = false;  // Redis numbered records anew: said once                    // a gap
-                               // was met once: reloaded from the snapshot
+    bool reloaded_for_gap = false;  // reloaded for a gap; a second gap: broken
+    bool broken = false;            // a gap the snapshot does not cover: not applied until reloaded
+    bool warned_lost = false;       // Redis numbered records anew: said once
     std::vector<std::function<void()>> caught_up;  // after the next whole fetch
     std::vector<Op> queue;                         // proposed, not yet appended
     std::vector<Done> queue_done;
@@ -131,10 +140,11 @@ class Node final : public ClusterEngine {
   void propose(const std::string& room, Op op, Done done);
   void kick(const std::string& room);
   void append(const std::string& room, std::vector<Op> ops, std::vector<Done> done, int64_t at_ms,
-              bool decision);
+              Kind kind);
   void fail_batch(uint64_t batch, const Status& why);
   void track(const std::string& room);
   void load(const std::string& room);
+  void release_waiters(Room& r);  // whoever waits for this copy to catch up looks now
   void fetch(const std::string& room);
   void apply_entries(const std::string& room, const RedisReply& entries);
   bool apply_entry(const std::string& room, Room& r, const RedisReply& entry);
@@ -155,6 +165,8 @@ class Node final : public ClusterEngine {
 
   ClusterOptions options_;
   std::string name_;
+  size_t max_rooms_ = 0;  // put_room beyond this many rooms is refused
+  std::string origin_;    // name_ and a random number of this process: whose records are ours
   std::shared_ptr<const anteroom::Clock> clock_;
   std::unique_ptr<ReplicaEngine> replica_;
 
@@ -178,10 +190,13 @@ class Node final : public ClusterEngine {
   ClusterInfo info_;
 
   static constexpr size_t kSeenStripes = 16;
+  struct SeenRoom {
+    std::unordered_set<uint64_t> seqs;
+    int64_t latest_ms = 0;  // the latest sighting
+  };
   struct SeenStripe {
     std::mutex mu;
-    std::unordered_map<std::string, std::vector<uint64_t>> seqs;
-    std::unordered_map<std::string, int64_t> latest_ms;
+    std::unordered_map<std::string, SeenRoom> rooms;
   };
   std::array<SeenStripe, kSeenStripes> seen_;
 

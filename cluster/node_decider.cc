@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <charconv>
 #include <future>
+#include <set>
 #include <thread>
 
 #include "cluster/node.h"
@@ -22,6 +23,17 @@ local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
 if v then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+)lua";
+
+// Stores a snapshot only for the lease holder, and only one newer than the stored one (its
+// record number is kept beside it).
+constexpr const char* kSnapshot = R"lua(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local stored = tonumber(redis.call('GET', KEYS[3]) or '0')
+if stored >= tonumber(ARGV[2]) then return 0 end
+redis.call('SET', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[3], ARGV[2])
 return 1
 )lua";
 
@@ -60,14 +72,17 @@ void Node::tick() {
   });
 }
 
+// A write Redis never answered fails with the connection (its watchdog); one Redis stored
+// is answered when applied, however late. Only a record that never comes back (Redis lost
+// it) is given up, after a minute.
 void Node::expire_batches() {
-  const auto limit = Steady::now() - std::chrono::milliseconds(2 * options_.timeout_ms);
+  const auto now = Steady::now();
   std::vector<uint64_t> old;
   for (auto& [id, b] : batches_) {
-    if (b.since < limit) old.push_back(id);
+    if (now - b.since > std::chrono::seconds(60)) old.push_back(id);
   }
   for (uint64_t id : old) {
-    fail_batch(id, Status(Code::kUnavailable, "the record was not seen back from Redis in time"));
+    fail_batch(id, Status(Code::kUnavailable, "the record was not seen back from Redis"));
   }
 }
 
@@ -81,6 +96,8 @@ void Node::refresh_rooms(std::function<void()> loaded) {
                     if (!valid_room_name(e.str)) continue;
                     if (!rooms_.contains(e.str)) {
                       track(e.str);
+                    } else if (rooms_[e.str].broken) {
+                      load(e.str);  // perhaps a newer snapshot covers the gap now
                     } else {
                       fetch(e.str);  // a bell this node missed
                     }
@@ -113,14 +130,18 @@ void Node::decide(const std::string& room, bool sweep) {
   Room& r = rooms_[room];
   r.deciding = true;
   std::vector<Done> done(ops.size());
-  append(room, std::move(ops), std::move(done), now, true);
+  append(room, std::move(ops), std::move(done), now, Kind::kDecision);
 }
 
 // The room as applied so far, with the record it covers; the stream is trimmed to the
 // snapshot before it, so a node a little behind still finds its next records.
 void Node::store_snapshot(const std::string& room) {
   Room& r = rooms_[room];
-  if (r.snapshotting || r.last_n == r.snapshot_n) return;
+  // Only a copy that is caught up: a decider that just took over may still be behind.
+  if (r.snapshotting || r.last_n == r.snapshot_n || r.fetching || r.fetch_again || r.loading ||
+      r.broken) {
+    return;
+  }
   const auto now = Steady::now();
   if (now - r.last_snapshot < std::chrono::milliseconds(options_.snapshot_interval_ms) &&
       r.last_n - r.snapshot_n < options_.snapshot_records) {
@@ -131,12 +152,13 @@ void Node::store_snapshot(const std::string& room) {
   Snapshot s{r.last_n, r.last_id, std::move(img).value()};
   r.snapshotting = true;
   r.last_snapshot = now;
-  cmd_->command({"SET", room_snap_key(room), encode_snapshot(s)},
+  cmd_->command({"EVAL", kSnapshot, "3", room_owner_key(room), room_snap_key(room),
+                 room_snap_key(room) + "n", name_, std::to_string(s.records), encode_snapshot(s)},
                 [this, room, n = s.records, id = s.stream_id, cmd = cmd_](const RedisReply& reply) {
                   if (cmd != cmd_) return;
                   Room& rr = rooms_[room];
                   rr.snapshotting = false;
-                  if (reply.is_error()) return;
+                  if (reply.is_error() || reply.integer != 1) return;
                   rr.snapshot_n = n;
                   if (!rr.prev_snapshot_id.empty()) {
                     cmd_->command({"XTRIM", room_log_key(room), "MINID", rr.prev_snapshot_id},
@@ -150,47 +172,47 @@ void Node::store_snapshot(const std::string& room) {
 // latest sighting. Reported every quarter of the room's shortest timeout (1 to 15 s).
 void Node::flush_seen(bool all) {
   const auto now = Steady::now();
-  if (!all && now - last_seen_flush_ < std::chrono::milliseconds(250)) return;
+  if (!up_ || (!all && now - last_seen_flush_ < std::chrono::milliseconds(250))) return;
   last_seen_flush_ = now;
+  // Which rooms report now, decided once for every stripe (a room's visitors are spread
+  // over all of them).
+  std::set<std::string, std::less<>> due;
+  for (auto& [room, r] : rooms_) {
+    auto info = replica_->room_info(room);
+    if (!info.is_ok()) continue;
+    const int64_t shortest =
+        std::min(info->config.heartbeat_timeout_seconds, info->config.session_ttl_seconds) *
+        int64_t{1000};
+    const int64_t every = std::clamp<int64_t>(shortest / 4, 1000, 15'000);
+    if (all || now - r.last_seen_report >= std::chrono::milliseconds(every)) {
+      due.insert(room);
+    }
+  }
   std::map<std::string, std::pair<std::vector<uint64_t>, int64_t>> taken;
   for (auto& stripe : seen_) {
     std::lock_guard lock(stripe.mu);
-    for (auto it = stripe.seqs.begin(); it != stripe.seqs.end();) {
-      const std::string& room = it->first;
-      bool due = all;
-      auto tracked = rooms_.find(room);
-      auto info = replica_->room_info(room);
-      if (!info.is_ok() || tracked == rooms_.end()) {
-        stripe.latest_ms.erase(room);
-        it = stripe.seqs.erase(it);
+    for (auto it = stripe.rooms.begin(); it != stripe.rooms.end();) {
+      if (!rooms_.contains(it->first) || !replica_->room_info(it->first).is_ok()) {
+        it = stripe.rooms.erase(it);  // a room deleted since
         continue;
       }
-      if (!due) {
-        const int64_t shortest =
-            std::min(info->config.heartbeat_timeout_seconds, info->config.session_ttl_seconds) *
-            int64_t{1000};
-        const int64_t every = std::clamp<int64_t>(shortest / 4, 1000, 15'000);
-        due = now - tracked->second.last_seen_report >= std::chrono::milliseconds(every);
-      }
-      if (due) tracked->second.last_seen_report = now;
-      if (!due) {
+      if (!due.contains(it->first)) {
         ++it;
         continue;
       }
-      auto& t = taken[room];
-      t.first.insert(t.first.end(), it->second.begin(), it->second.end());
-      t.second = std::max(t.second, stripe.latest_ms[room]);
-      stripe.latest_ms.erase(room);
-      it = stripe.seqs.erase(it);
+      auto& t = taken[it->first];
+      t.first.insert(t.first.end(), it->second.seqs.begin(), it->second.seqs.end());
+      t.second = std::max(t.second, it->second.latest_ms);
+      it = stripe.rooms.erase(it);
     }
   }
+  for (const auto& room : due) rooms_[room].last_seen_report = now;
   for (auto& [room, t] : taken) {
     auto& seqs = t.first;
     std::sort(seqs.begin(), seqs.end());
-    seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
     std::vector<Op> ops;
     ops.emplace_back(op::Seen{std::move(seqs)});
-    append(room, std::move(ops), std::vector<Done>(1), t.second, false);
+    append(room, std::move(ops), std::vector<Done>(1), t.second, Kind::kSeen);
   }
 }
 
@@ -198,10 +220,9 @@ void Node::mark_seen(std::string_view room, uint64_t seq) {
   SeenStripe& s = seen_[(std::hash<std::string_view>{}(room) ^ seq) % kSeenStripes];
   const int64_t now = clock_->now_ms();
   std::lock_guard lock(s.mu);
-  std::string key(room);
-  s.seqs[key].push_back(seq);
-  int64_t& latest = s.latest_ms[key];
-  latest = std::max(latest, now);
+  SeenRoom& r = s.rooms[std::string(room)];
+  r.seqs.insert(seq);  // a visitor polling many times between reports counts once
+  r.latest_ms = std::max(r.latest_ms, now);
 }
 
 // This node's report (what it decides for, how far it applied each room) and everybody's,
@@ -278,7 +299,7 @@ void Node::fetch_all(const std::function<void()>& done) {
   for (auto& [room, r] : rooms_) {
     if (!up_) break;
     ++*left;
-    r.caught_up.push_back(one);
+    r.caught_up.emplace_back(one);
     fetch(room);
   }
   one();
@@ -326,8 +347,9 @@ void Node::settle() {
       const auto sent = Steady::now();
       cmd_->command(
           {"EVAL", kLease, "1", room_owner_key(room), name_, std::to_string(options_.lease_ms)},
-          [this, room, one, sent](const RedisReply& reply) {
-            Room& rr = rooms_[room];
+          [this, name = room, one, sent, cmd = cmd_](const RedisReply& reply) {
+            if (cmd != cmd_) return one();
+            Room& rr = rooms_[name];
             if (!reply.is_error() && reply.integer == 1) {
               rr.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
             }

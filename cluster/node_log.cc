@@ -1,6 +1,8 @@
 // Proposing records and tailing the streams (docs/cluster.md, "Records").
 #include <algorithm>
 #include <charconv>
+#include <cinttypes>
+#include <cstdio>
 
 #include "cluster/node.h"
 
@@ -31,6 +33,20 @@ constexpr const char* kFetchCount = "1000";
 
 }  // namespace
 
+// Whether stream id `a` ("ms-seq") comes after `b`.
+bool stream_id_after(std::string_view a, std::string_view b) {
+  auto parse = [](std::string_view s) {
+    std::pair<uint64_t, uint64_t> v{0, 0};
+    auto dash = s.find('-');
+    std::from_chars(s.data(), s.data() + std::min(dash, s.size()), v.first);
+    if (dash != std::string_view::npos) {
+      std::from_chars(s.data() + dash + 1, s.data() + s.size(), v.second);
+    }
+    return v;
+  };
+  return parse(a) > parse(b);
+}
+
 std::string room_log_key(std::string_view room) { return log_key(room); }
 std::string room_owner_key(std::string_view room) { return owner_key(room); }
 std::string room_snap_key(std::string_view room) { return snap_key(room); }
@@ -60,33 +76,39 @@ void Node::kick(const std::string& room) {
     r.queue_done.erase(r.queue_done.begin(), r.queue_done.begin() + kMaxOpsPerRecord);
   }
   r.appending = true;
-  append(room, std::move(ops), std::move(done), clock_->now_ms(), false);
+  append(room, std::move(ops), std::move(done), clock_->now_ms(), Kind::kClient);
 }
 
 void Node::append(const std::string& room, std::vector<Op> ops, std::vector<Done> done,
-                  int64_t at_ms, bool decision) {
+                  int64_t at_ms, Kind kind) {
   const uint64_t id = next_batch_++;
-  Record rec{name_, id, at_ms, std::move(ops)};
+  Record rec{origin_, id, at_ms, std::move(ops)};
   std::string bytes = encode_record(rec);
-  batches_[id] = Batch{room, std::move(done), Steady::now(), decision};
+  batches_[id] = Batch{room, std::move(done), Steady::now(), kind};
+  const bool decision = kind == Kind::kDecision;
   cmd_->command({"EVAL", kAppend, "3", n_key(room), log_key(room), owner_key(room), bytes,
                  decision ? name_ : std::string(), room},
-                [this, id, room, decision, cmd = cmd_](const RedisReply& reply) {
+                [this, id, room, kind, cmd = cmd_](const RedisReply& reply) {
                   if (cmd != cmd_) return;
-                  if (!decision) {
-                    rooms_[room].appending = false;
-                  }
+                  if (kind == Kind::kClient) rooms_[room].appending = false;
                   if (reply.is_error()) {
                     fail_batch(id, Status(Code::kUnavailable,
                                           "the record could not be stored: " + reply.str));
                   } else {
+                    if (auto b = batches_.find(id);
+                        b != batches_.end() && reply.is_array() && !reply.elements.empty()) {
+                      b->second.stored = true;
+                      b->second.stream_id = reply.elements[0].str;
+                    }
                     fetch(room);  // the answer waits for this node to apply its record
                   }
-                  if (!decision) kick(room);
+                  if (kind == Kind::kClient) kick(room);
                 });
   if (options_.redis_wait > 0) {
+    // Bounded well under the connection's timeout, so that a slow replica fails the write,
+    // not the connection.
     cmd_->command(
-        {"WAIT", std::to_string(options_.redis_wait), std::to_string(options_.timeout_ms / 2)},
+        {"WAIT", std::to_string(options_.redis_wait), std::to_string(options_.timeout_ms / 8)},
         [this, id, cmd = cmd_](const RedisReply& reply) {
           if (cmd != cmd_) return;
           if (reply.is_error() || reply.integer < static_cast<int64_t>(options_.redis_wait)) {
@@ -101,7 +123,7 @@ void Node::fail_batch(uint64_t batch, const Status& why) {
   if (it == batches_.end()) return;
   Batch b = std::move(it->second);
   batches_.erase(it);
-  if (b.decision) {
+  if (b.kind == Kind::kDecision) {
     auto r = rooms_.find(b.room);
     if (r != rooms_.end()) r->second.deciding = false;
   }
@@ -117,7 +139,9 @@ void Node::track(const std::string& room) {
   load(room);
 }
 
-// A room from scratch: its snapshot if there is one, then the records after it.
+// A room from scratch: its snapshot if there is one, then the records after it. Writes of
+// this node that the snapshot already covers can no longer be matched to their records:
+// they fail (the visitor retries; a named visitor gets the same ticket back).
 void Node::load(const std::string& room) {
   Room& r = rooms_[room];
   if (!up_ || r.loading) return;
@@ -126,37 +150,50 @@ void Node::load(const std::string& room) {
     if (cmd != cmd_) return;
     Room& rr = rooms_[room];
     rr.loading = false;
-    if (reply.is_error()) return;
+    if (reply.is_error()) return release_waiters(rr);
     if (reply.is_nil()) {
       replica_->forget(room);
       rr.last_id = "0-0";
       rr.last_n = 0;
     } else {
       auto snap = decode_snapshot(reply.str);
-      if (!snap.is_ok()) {
-        fprintf(stderr, "anteroom cluster: room '%s': %s\n", room.c_str(),
-                snap.status().message().c_str());
-        return;
-      }
-      if (Status st = replica_->load_image(room, snap->image); !st.is_ok()) {
-        fprintf(stderr, "anteroom cluster: room '%s': snapshot refused: %s\n", room.c_str(),
-                st.message().c_str());
-        return;
+      Status st = snap.is_ok() ? replica_->load_image(room, snap->image) : snap.status();
+      if (!st.is_ok()) {
+        fprintf(stderr, "anteroom cluster: room '%s': the snapshot cannot be loaded: %s\n",
+                room.c_str(), st.message().c_str());
+        rr.broken = true;  // tried again at the next report
+        return release_waiters(rr);
       }
       rr.last_id = snap->stream_id;
       rr.last_n = snap->records;
       rr.snapshot_n = snap->records;
+      std::vector<uint64_t> covered;
+      for (auto& [id, b] : batches_) {
+        if (b.room == room && b.stored && !stream_id_after(b.stream_id, rr.last_id)) {
+          covered.push_back(id);
+        }
+      }
+      for (uint64_t id : covered) {
+        fail_batch(id, Status(Code::kUnavailable, "the answer was lost in a reload: try again"));
+      }
     }
+    rr.broken = false;
     rr.fetching = false;
     fetch(room);
   });
+}
+
+void Node::release_waiters(Room& r) {
+  auto waiters = std::move(r.caught_up);
+  r.caught_up.clear();
+  for (auto& w : waiters) w();
 }
 
 // Reads the records after the last one applied, in pages, until none are left; then
 // whoever waited for this copy to catch up looks again.
 void Node::fetch(const std::string& room) {
   Room& r = rooms_[room];
-  if (!up_ || r.loading) return;
+  if (!up_ || r.loading || r.broken) return release_waiters(r);
   if (r.fetching) {
     r.fetch_again = true;
     return;
@@ -168,14 +205,12 @@ void Node::fetch(const std::string& room) {
                   if (cmd != cmd_) return;
                   Room& rr = rooms_[room];
                   rr.fetching = false;
-                  if (reply.is_error()) return;
+                  if (reply.is_error()) return release_waiters(rr);
                   apply_entries(room, reply);
                   if (rr.loading) return;  // a gap: reloading
                   const bool more = reply.elements.size() >= 1000 || rr.fetch_again;
-                  if (more) return fetch(room);
-                  auto waiters = std::move(rr.caught_up);
-                  rr.caught_up.clear();
-                  for (auto& w : waiters) w();
+                  if (more && !rr.broken) return fetch(room);
+                  release_waiters(rr);
                 });
 }
 
@@ -204,28 +239,36 @@ bool Node::apply_entry(const std::string& room, Room& r, const RedisReply& entry
     }
   }
   if (n <= r.last_n) {  // applied already, unless Redis started again without its data
-    if (id > r.last_id && !r.warned_lost) {
-      r.warned_lost = true;
-      fprintf(stderr,
-              "anteroom cluster: room '%s': Redis numbers a new record %llu, after %llu: it lost "
-              "its data (run it with appendonly yes); this node keeps its copy and ignores them\n",
-              room.c_str(), static_cast<unsigned long long>(n),
-              static_cast<unsigned long long>(r.last_n));
+    if (stream_id_after(id, r.last_id)) {
+      r.last_id = id;  // read past it, never again
+      if (!r.warned_lost) {
+        r.warned_lost = true;
+        fprintf(stderr,
+                "anteroom cluster: room '%s': Redis numbers a new record %" PRIu64
+                ", after %" PRIu64
+                ": it lost its data (run it with appendonly yes); this node keeps its copy and "
+                "ignores them\n",
+                room.c_str(), n, r.last_n);
+      }
     }
     return true;
   }
-  if (n != r.last_n + 1 && !r.reloaded) {
-    // Records this copy never saw were trimmed away: start again from the snapshot.
-    r.reloaded = true;
-    load(room);
+  if (n != r.last_n + 1) {
+    if (!r.reloaded_for_gap) {
+      // Records this copy never saw were trimmed away: start again from the snapshot.
+      r.reloaded_for_gap = true;
+      load(room);
+      return false;
+    }
+    // The snapshot does not cover the gap either: this copy would differ from the others.
+    fprintf(stderr,
+            "anteroom cluster: room '%s': records %" PRIu64 " to %" PRIu64
+            " are missing in Redis; the room is not applied until its snapshot covers them\n",
+            room.c_str(), r.last_n + 1, n - 1);
+    r.broken = true;
     return false;
   }
-  if (n != r.last_n + 1) {
-    fprintf(stderr, "anteroom cluster: room '%s': records %llu to %llu are missing in Redis\n",
-            room.c_str(), static_cast<unsigned long long>(r.last_n + 1),
-            static_cast<unsigned long long>(n - 1));
-  }
-  r.reloaded = false;
+  r.reloaded_for_gap = false;
   r.last_n = n;
   r.last_id = id;
   if (bytes == nullptr) return true;
@@ -237,7 +280,7 @@ bool Node::apply_entry(const std::string& room, Room& r, const RedisReply& entry
   }
   Batch* mine = nullptr;
   std::map<uint64_t, Batch>::iterator it;
-  if (rec->origin == name_) {
+  if (rec->origin == origin_) {
     it = batches_.find(rec->batch);
     if (it != batches_.end()) mine = &it->second;
   }
@@ -247,7 +290,7 @@ bool Node::apply_entry(const std::string& room, Room& r, const RedisReply& entry
   }
   replica_->publish(room);
   if (mine != nullptr) {
-    if (mine->decision) r.deciding = false;
+    if (mine->kind == Kind::kDecision) r.deciding = false;
     batches_.erase(it);
   }
   return true;

@@ -1,5 +1,6 @@
 #include "cluster/records.h"
 
+#include <algorithm>
 #include <type_traits>
 
 #include "engine/codec.h"
@@ -156,6 +157,17 @@ bool read_op(codec::Reader& in, Op* op) {
   }
 }
 
+// "ms-seq", both decimal numbers, as Redis numbers stream entries.
+bool valid_stream_id(std::string_view id) {
+  const auto dash = id.find('-');
+  auto digits = [](std::string_view s) {
+    return !s.empty() && s.size() <= 20 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return dash != std::string_view::npos && digits(id.substr(0, dash)) &&
+         digits(id.substr(dash + 1));
+}
+
 Status damaged(const char* what) {
   return Status(Code::kInvalidArgument, std::string("damaged ") + what);
 }
@@ -246,8 +258,9 @@ Result<Snapshot> decode_snapshot(std::string_view bytes) {
     if (!in.varint(&delta) || !in.number(&t.tag[0]) || !in.number(&t.tag[1]) ||
         !in.number(&t.tag[2]) || !in.string(&t.user) || !read_key(in, &t.key_hash) ||
         !in.number(&state) || !in.number(&reason) || !in.signed_number(&t.admitted_at_ms) ||
-        !in.signed_number(&t.seen_at_ms) || state > static_cast<uint8_t>(TicketState::kActive) ||
-        reason > kMaxReason) {
+        !in.signed_number(&t.seen_at_ms) || state < static_cast<uint8_t>(TicketState::kWaiting) ||
+        state > static_cast<uint8_t>(TicketState::kActive) || reason > kMaxReason ||
+        (i > 0 && delta == 0) || (!t.user.empty() && !valid_user(t.user))) {
       return damaged("snapshot ticket");
     }
     last += delta;
@@ -257,6 +270,7 @@ Result<Snapshot> decode_snapshot(std::string_view bytes) {
     img.tickets.push_back(std::move(t));
   }
   if (!in.done()) return damaged("snapshot (bytes left over)");
+  if (!valid_stream_id(s.stream_id)) return damaged("snapshot stream id");
   return s;
 }
 

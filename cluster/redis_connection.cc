@@ -53,7 +53,7 @@ RedisConnection::RedisConnection(asio::io_context& io, std::string host, uint16_
       socket_(io),
       watchdog_(io),
       reader_(redisReaderCreate()),
-      in_(64 * 1024) {}
+      in_(size_t{64} * 1024) {}
 
 RedisConnection::~RedisConnection() { redisReaderFree(reader_); }
 
@@ -73,7 +73,8 @@ void RedisConnection::connect(std::function<void(const std::string&)> done) {
                 return done("cannot connect to " + host_ + ":" + std::to_string(port_) + ": " +
                             (ec2 ? ec2.message() : std::string("closed")));
               }
-              socket_.set_option(tcp::no_delay(true));
+              boost::system::error_code nodelay_ec;
+              socket_.set_option(tcp::no_delay(true), nodelay_ec);
               open_ = true;
               start_read();
               arm_watchdog();

@@ -71,10 +71,11 @@ Status check(const Options& o) {
       return bad(why);
   }
   if (!o.cluster.empty()) {
-    auto colon = o.cluster.rfind(':');
-    unsigned port = 0;
-    if (colon == std::string::npos || colon == 0 ||
-        std::sscanf(o.cluster.c_str() + colon + 1, "%u", &port) != 1 || port == 0 || port > 65535) {
+    const auto redis_colon = o.cluster.rfind(':');
+    unsigned redis_port = 0;
+    if (redis_colon == std::string::npos || redis_colon == 0 ||
+        std::sscanf(o.cluster.c_str() + redis_colon + 1, "%u", &redis_port) != 1 ||
+        redis_port == 0 || redis_port > 65535) {
       return bad("--cluster must be HOST:PORT of Redis (e.g. 127.0.0.1:6379)");
     }
   }
@@ -87,14 +88,31 @@ Status check(const Options& o) {
 
 }  // namespace
 
+namespace {
+
+// The flags also read from ANTEROOM_* variables.
+std::string flag_of_variable(const std::string& env) {
+  if (env == "ANTEROOM_LISTEN") return "listen";
+  if (env == "ANTEROOM_DATA_DIR") return "data-dir";
+  if (env == "ANTEROOM_APPENDFSYNC") return "appendfsync";
+  if (env == "ANTEROOM_ADMIN_KEY") return "admin-key";
+  if (env == "ANTEROOM_TOKEN_SECRET") return "token-secret";
+  if (env == "ANTEROOM_THREADS") return "threads";
+  if (env == "ANTEROOM_CLUSTER") return "cluster";
+  return "";
+}
+
+}  // namespace
+
 Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
   Options o;
   std::string admission = "auto";
   po::options_description d(
       "anteroom: a virtual waiting room\n\n"
       "usage: anteroom [flags]\n\n"
-      "Flags (the first six also from ANTEROOM_LISTEN, ANTEROOM_DATA_DIR,\n"
-      "ANTEROOM_APPENDFSYNC, ANTEROOM_ADMIN_KEY, ANTEROOM_TOKEN_SECRET, ANTEROOM_THREADS)");
+      "Flags (the first six and --cluster also from ANTEROOM_LISTEN, ANTEROOM_DATA_DIR,\n"
+      "ANTEROOM_APPENDFSYNC, ANTEROOM_ADMIN_KEY, ANTEROOM_TOKEN_SECRET, ANTEROOM_THREADS,\n"
+      "ANTEROOM_CLUSTER)");
   // clang-format off
   d.add_options()
     ("help,h", "print this and exit")
@@ -138,18 +156,7 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, d), vm);
-    po::store(po::parse_environment(d,
-                                    [](const std::string& env) -> std::string {
-                                      if (env == "ANTEROOM_LISTEN") return "listen";
-                                      if (env == "ANTEROOM_DATA_DIR") return "data-dir";
-                                      if (env == "ANTEROOM_APPENDFSYNC") return "appendfsync";
-                                      if (env == "ANTEROOM_ADMIN_KEY") return "admin-key";
-                                      if (env == "ANTEROOM_TOKEN_SECRET") return "token-secret";
-                                      if (env == "ANTEROOM_THREADS") return "threads";
-                                      if (env == "ANTEROOM_CLUSTER") return "cluster";
-                                      return "";
-                                    }),
-              vm);
+    po::store(po::parse_environment(d, flag_of_variable), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return Status(Code::kInvalidArgument, e.what());

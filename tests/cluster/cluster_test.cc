@@ -145,6 +145,31 @@ TEST_F(ClusterTest, ANewNodeLoadsTheSnapshotAndTheRecordsAfterIt) {
   EXPECT_EQ(fresh.room_info("r")->counters.joined_total, 11u);
 }
 
+// Without settle(): the node's own clockwork reports sightings (every second here) and its
+// decider sweeps. Every visitor seen is reported, whichever stripe holds the sighting.
+TEST_F(ClusterTest, EverySightingIsReportedOnTime) {
+  auto& a = add_node("a");
+  RoomConfig c = config(0, AdmissionMode::kManual);
+  c.heartbeat_timeout_seconds = 4;  // reports every second
+  ASSERT_TRUE(a.put_room("r", c).is_ok());
+  const std::string unseen = id_of(a.join("r", ""));
+  std::vector<std::string> seen;
+  for (int i = 0; i < 64; ++i) seen.push_back(id_of(a.join("r", "")));
+  clock_->advance_s(3);
+  const std::string before = redis_cli("XLEN anteroom:{r}:log");
+  for (const auto& id : seen) ASSERT_TRUE(a.status("r", id).is_ok());
+  for (int i = 0; i < 100 && redis_cli("XLEN anteroom:{r}:log") == before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_NE(redis_cli("XLEN anteroom:{r}:log"), before) << "no seen-report within 5 s";
+  clock_->advance_ms(2500);  // 5.5 s: the unseen one is due, the seen ones (at 3 s) are not
+  for (int i = 0; i < 200 && a.peek("r", unseen)->state == TicketState::kWaiting; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(a.peek("r", unseen)->reason, EndReason::kAbandoned) << "the decider never swept";
+  for (const auto& id : seen) EXPECT_EQ(a.peek("r", id)->state, TicketState::kWaiting);
+}
+
 class DurableRedisTest : public ClusterTest {
  protected:
   std::vector<std::string> redis_args() override {

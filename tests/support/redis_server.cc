@@ -72,6 +72,7 @@ bool RedisServer::start() {
   pid_ = fork();
   if (pid_ == 0) {
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());
