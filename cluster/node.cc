@@ -78,7 +78,25 @@ void Node::stop() {
   thread_.join();
 }
 
-void Node::post(std::function<void()> fn) { asio::post(io_, std::move(fn)); }
+// Work for the cluster thread gathers in an inbox; the thread is woken once per batch, not
+// once per join, so a busy node does not pay a wakeup (and a context switch) per request.
+void Node::post(std::function<void()> fn) {
+  {
+    std::lock_guard lock(inbox_mu_);
+    inbox_.push_back(std::move(fn));
+    if (inbox_scheduled_) return;
+    inbox_scheduled_ = true;
+  }
+  asio::post(io_, [this] {
+    std::vector<std::function<void()>> work;
+    {
+      std::lock_guard lock(inbox_mu_);
+      work.swap(inbox_);
+      inbox_scheduled_ = false;
+    }
+    for (auto& w : work) w();
+  });
+}
 
 Status Node::start() {
   std::promise<Status> started;
@@ -149,14 +167,20 @@ void Node::on_connected() {
       cmd_->close("secret differs");
       return;
     }
+    load_scripts();
     sub_->subscribe("anteroom:bell", [this](const RedisReply& m) {
-      // ["message", channel, room]
-      if (m.is_array() && m.elements.size() == 3 && m.elements[0].str == "message") {
-        const std::string& room = m.elements[2].str;
-        if (!valid_room_name(room)) return;
-        track(room);
-        fetch(room);
+      // ["message", channel, "ROOM ORIGIN"]: this node fetches its own records anyway
+      if (!m.is_array() || m.elements.size() != 3 || m.elements[0].str != "message") return;
+      const std::string& text = m.elements[2].str;
+      const auto space = text.find(' ');
+      const std::string room = text.substr(0, space);
+      if (!valid_room_name(room)) return;
+      if (space != std::string::npos && text.compare(space + 1, std::string::npos, origin_) == 0 &&
+          rooms_.contains(room)) {
+        return;
       }
+      track(room);
+      fetch(room);
     });
     up_ = true;
     {

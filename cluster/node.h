@@ -142,6 +142,7 @@ class Node final : public ClusterEngine {
   void append(const std::string& room, std::vector<Op> ops, std::vector<Done> done, int64_t at_ms,
               Kind kind);
   void fail_batch(uint64_t batch, const Status& why);
+  void load_scripts();
   void track(const std::string& room);
   void load(const std::string& room);
   void release_waiters(Room& r);  // whoever waits for this copy to catch up looks now
@@ -166,7 +167,8 @@ class Node final : public ClusterEngine {
   ClusterOptions options_;
   std::string name_;
   size_t max_rooms_ = 0;  // put_room beyond this many rooms is refused
-  std::string origin_;    // name_ and a random number of this process: whose records are ours
+  std::string origin_;
+  std::string append_sha_;  // SHA1 of the append script    // name_ and a random number of this process: whose records are ours
   std::shared_ptr<const anteroom::Clock> clock_;
   std::unique_ptr<ReplicaEngine> replica_;
 
@@ -184,6 +186,9 @@ class Node final : public ClusterEngine {
   std::function<void(Status)> on_started_;
 
   // Shared with the server's threads.
+  std::mutex inbox_mu_;  // post(): work for the cluster thread
+  std::vector<std::function<void()>> inbox_;
+  bool inbox_scheduled_ = false;
   mutable std::mutex state_mu_;
   bool reachable_ = false;
   std::string down_why_ = "not connected yet";

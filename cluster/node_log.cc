@@ -1,6 +1,9 @@
 // Proposing records and tailing the streams (docs/cluster.md, "Records").
 #include <algorithm>
+#include <openssl/sha.h>
+
 #include <charconv>
+#include <cstring>
 #include <cinttypes>
 #include <cstdio>
 
@@ -24,7 +27,7 @@ if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[2] then
 end
 local n = redis.call('INCR', KEYS[1])
 local id = redis.call('XADD', KEYS[2], '*', 'n', n, 'r', ARGV[1])
-redis.call('PUBLISH', 'anteroom:bell', ARGV[3])
+redis.call('PUBLISH', 'anteroom:bell', ARGV[3] .. ' ' .. ARGV[4])
 return {id, n}
 )lua";
 
@@ -84,14 +87,19 @@ void Node::append(const std::string& room, std::vector<Op> ops, std::vector<Done
   const uint64_t id = next_batch_++;
   Record rec{origin_, id, at_ms, std::move(ops)};
   std::string bytes = encode_record(rec);
-  batches_[id] = Batch{room, std::move(done), Steady::now(), kind};
+  Batch& batch = batches_[id];
+  batch.room = room;
+  batch.done = std::move(done);
+  batch.since = Steady::now();
+  batch.kind = kind;
   const bool decision = kind == Kind::kDecision;
-  cmd_->command({"EVAL", kAppend, "3", n_key(room), log_key(room), owner_key(room), bytes,
-                 decision ? name_ : std::string(), room},
+  cmd_->command({"EVALSHA", append_sha_, "3", n_key(room), log_key(room), owner_key(room),
+                 bytes, decision ? name_ : std::string(), room, origin_},
                 [this, id, room, kind, cmd = cmd_](const RedisReply& reply) {
                   if (cmd != cmd_) return;
                   if (kind == Kind::kClient) rooms_[room].appending = false;
                   if (reply.is_error()) {
+                    if (reply.str.starts_with("NOSCRIPT")) load_scripts();  // flushed: again
                     fail_batch(id, Status(Code::kUnavailable,
                                           "the record could not be stored: " + reply.str));
                   } else {
@@ -116,6 +124,20 @@ void Node::append(const std::string& room, std::vector<Op> ops, std::vector<Done
           }
         });
   }
+}
+
+// The append script by its SHA1 (EVALSHA): Redis parses it once per connection, not per
+// record. Sent first on a new connection, so every append after it finds it.
+void Node::load_scripts() {
+  unsigned char digest[SHA_DIGEST_LENGTH];
+  SHA1(reinterpret_cast<const unsigned char*>(kAppend), std::strlen(kAppend), digest);
+  static const char* hex = "0123456789abcdef";
+  append_sha_.clear();
+  for (unsigned char b : digest) {
+    append_sha_ += hex[b >> 4];
+    append_sha_ += hex[b & 15];
+  }
+  cmd_->command({"SCRIPT", "LOAD", kAppend}, [](const RedisReply&) {});
 }
 
 void Node::fail_batch(uint64_t batch, const Status& why) {
