@@ -168,7 +168,8 @@ class Node final : public ClusterEngine {
   std::string name_;
   size_t max_rooms_ = 0;  // put_room beyond this many rooms is refused
   std::string origin_;
-  std::string append_sha_;  // SHA1 of the append script    // name_ and a random number of this process: whose records are ours
+  std::string append_sha_;  // SHA1 of the append script    // name_ and a random number of this
+                            // process: whose records are ours
   std::shared_ptr<const anteroom::Clock> clock_;
   std::unique_ptr<ReplicaEngine> replica_;
 

@@ -1,11 +1,11 @@
 // Proposing records and tailing the streams (docs/cluster.md, "Records").
-#include <algorithm>
 #include <openssl/sha.h>
+#include <algorithm>
 
 #include <charconv>
-#include <cstring>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 
 #include "cluster/node.h"
 
@@ -93,8 +93,8 @@ void Node::append(const std::string& room, std::vector<Op> ops, std::vector<Done
   batch.since = Steady::now();
   batch.kind = kind;
   const bool decision = kind == Kind::kDecision;
-  cmd_->command({"EVALSHA", append_sha_, "3", n_key(room), log_key(room), owner_key(room),
-                 bytes, decision ? name_ : std::string(), room, origin_},
+  cmd_->command({"EVALSHA", append_sha_, "3", n_key(room), log_key(room), owner_key(room), bytes,
+                 decision ? name_ : std::string(), room, origin_},
                 [this, id, room, kind, cmd = cmd_](const RedisReply& reply) {
                   if (cmd != cmd_) return;
                   if (kind == Kind::kClient) rooms_[room].appending = false;

@@ -31,7 +31,7 @@ Reply http_call(const Config& cfg, const std::string& method, const std::string&
       [&]() -> net::awaitable<void> {
         Conn c(io, wd, nullptr);
         c.set_timeout(static_cast<int64_t>(cfg.timeout_s * 1e6));
-        tcp::endpoint to(net::ip::make_address(cfg.target_host), cfg.target_port);
+        tcp::endpoint to = resolve_endpoint(cfg.target_host, cfg.target_port);
         Fail f = co_await c.connect(to, net::ip::address());
         HttpResponse resp;
         if (!f) f = co_await c.exchange(req, &resp);

@@ -63,23 +63,42 @@ bool parse_double(std::string_view s, double* out) {
   return !copy.empty() && end == copy.c_str() + copy.size() && std::isfinite(*out);
 }
 
-// "http://host:port/path", "host:port" or ":port".
-std::string parse_target(std::string_view s, Config* c) {
+// One of --target's: "http://host:port/path", "host:port", "[v6]:port" or ":port". The
+// host may be any name or address; the path counts from the first target only.
+std::string parse_one_target(std::string_view s, bool first, Config* c) {
   if (s.starts_with("http://")) s.remove_prefix(7);
   if (s.starts_with("https://")) return "--target: https is not supported (use nginx's plain port)";
   std::string_view hostport = s.substr(0, s.find('/'));
-  if (hostport.size() < s.size()) c->path = std::string(s.substr(hostport.size()));
+  if (first && hostport.size() < s.size()) c->path = std::string(s.substr(hostport.size()));
   size_t colon = hostport.rfind(':');
   if (colon == std::string_view::npos) return "--target needs a port, as in 127.0.0.1:8080";
   uint64_t port = 0;
   if (!parse_u64(hostport.substr(colon + 1), &port) || port == 0 || port > 65535) {
     return "--target: bad port in '" + std::string(hostport) + "'";
   }
-  if (colon > 0) c->target_host = std::string(hostport.substr(0, colon));
-  c->target_port = static_cast<uint16_t>(port);
-  if (!c->target_host.starts_with("127.")) {
-    return "--target must be a loopback address (127.0.0.0/8): load is only aimed at this machine";
+  std::string host = colon > 0 ? std::string(hostport.substr(0, colon)) : "127.0.0.1";
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
   }
+  if (host.empty()) return "--target: empty host in '" + std::string(hostport) + "'";
+  c->targets.emplace_back(host, static_cast<uint16_t>(port));
+  return "";
+}
+
+// --target A[,B,...]: the nodes of a cluster, or one server.
+std::string parse_target(std::string_view s, Config* c) {
+  c->targets.clear();
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = s.find(',', start);
+    std::string_view one =
+        s.substr(start, comma == std::string_view::npos ? s.npos : comma - start);
+    if (std::string why = parse_one_target(one, c->targets.empty(), c); !why.empty()) return why;
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  c->target_host = c->targets.front().first;
+  c->target_port = c->targets.front().second;
   return "";
 }
 
@@ -306,7 +325,11 @@ std::string check_scenario_settings(const Config& c) {
 std::vector<std::pair<std::string, std::string>> Config::describe() const {
   std::vector<std::pair<std::string, std::string>> d;
   d.emplace_back("scenario", scenario_name(scenario));
-  d.emplace_back("target", target_host + ":" + std::to_string(target_port));
+  std::string all;
+  for (const auto& [host, port] : targets) {
+    all += (all.empty() ? "" : ",") + host + ":" + std::to_string(port);
+  }
+  d.emplace_back("target", all.empty() ? target_host + ":" + std::to_string(target_port) : all);
   if (scenario == Scenario::kClosed) {
     d.emplace_back("path", path);
     d.emplace_back("connections", std::to_string(connections));

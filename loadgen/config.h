@@ -20,6 +20,9 @@ struct Config {
   Scenario scenario = Scenario::kSurge;
   std::string target_host = "127.0.0.1";  // the server (or nginx, or the origin)
   uint16_t target_port = 8080;
+  // Every --target (a comma-separated list: cluster nodes); the first is target_host:port.
+  // Visitors are spread over them; one whose node goes away moves to the next.
+  std::vector<std::pair<std::string, uint16_t>> targets;
   std::string path = "/";  // closed model: the request it repeats
   std::string room;        // empty: a fresh room per run ("lg-<scenario>-<random>")
   bool keep_room = false;  // leave the room behind after the run

@@ -19,7 +19,8 @@ Scenarios (docs/loadgen.md):
   origin      run only the demo origin on --origin-port (for trying things by hand)
 
 Target and room:
-  --target HOST:PORT[/path]  the server (default 127.0.0.1:8080; loopback only)
+  --target HOST:PORT[/path][,HOST:PORT...]  the server, or a cluster's nodes (visitors spread
+                   over them and move on when theirs goes away); default 127.0.0.1:8080
   --admin-key KEY            to create the room (or ANTEROOM_ADMIN_KEY)
   --room NAME                default: a fresh room lg-<scenario>-<random>, deleted afterwards
   --keep-room                leave the room in place after the run

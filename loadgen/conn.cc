@@ -37,6 +37,17 @@ std::string_view trim(std::string_view s) {
 }
 }  // namespace
 
+tcp::endpoint resolve_endpoint(const std::string& host, uint16_t port) {
+  boost::system::error_code ec;
+  auto address = net::ip::make_address(host, ec);
+  if (!ec) return {address, port};
+  net::io_context io;
+  tcp::resolver resolver(io);
+  auto results = resolver.resolve(host, std::to_string(port), ec);
+  if (ec || results.empty()) return {net::ip::address_v4::any(), port};
+  return *results.begin();
+}
+
 int64_t now_us() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -22,6 +22,9 @@ namespace anteroom::loadgen {
 namespace net = boost::asio;
 // Microseconds on the steady clock (CLOCK_MONOTONIC: the same in every process).
 int64_t now_us();
+// HOST (an IPv4 or IPv6 address, or a name looked up once) and PORT as an endpoint; an
+// unspecified address if the name does not resolve (connecting to it then fails).
+boost::asio::ip::tcp::endpoint resolve_endpoint(const std::string& host, uint16_t port);
 using tcp = net::ip::tcp;
 using Fail = std::optional<ErrorKind>;  // nullopt: it worked
 

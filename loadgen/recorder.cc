@@ -51,6 +51,7 @@ void Recorder::merge(const Recorder& o) {
   visits.expired += o.visits.expired;
   visits.unresolved += o.visits.unresolved;
   visits.failed += o.visits.failed;
+  visits.moved += o.visits.moved;
   records.insert(records.end(), o.records.begin(), o.records.end());
 }
 
@@ -75,6 +76,7 @@ void Recorder::merge_into(Phase* p) const {
   v.expired += visits.expired;
   v.unresolved += visits.unresolved;
   v.failed += visits.failed;
+  v.moved += visits.moved;
 }
 
 // The bytes between processes of one run: same binary, same machine, so plain fixed-width
@@ -149,8 +151,9 @@ std::string Recorder::encode() const {
     w.u64(s.admitted);
     w.hist(s.latency);
   }
-  for (uint64_t v : {visits.planned, visits.joined, visits.admitted, visits.used, visits.left,
-                     visits.abandoned, visits.expired, visits.unresolved, visits.failed}) {
+  for (uint64_t v :
+       {visits.planned, visits.joined, visits.admitted, visits.used, visits.left, visits.abandoned,
+        visits.expired, visits.unresolved, visits.failed, visits.moved}) {
     w.u64(v);
   }
   w.u64(records.size());
@@ -178,8 +181,9 @@ bool Recorder::decode(std::string_view bytes) {
     r.u64(&s.admitted);
     r.hist(&s.latency);
   }
-  for (uint64_t* v : {&visits.planned, &visits.joined, &visits.admitted, &visits.used, &visits.left,
-                      &visits.abandoned, &visits.expired, &visits.unresolved, &visits.failed}) {
+  for (uint64_t* v :
+       {&visits.planned, &visits.joined, &visits.admitted, &visits.used, &visits.left,
+        &visits.abandoned, &visits.expired, &visits.unresolved, &visits.failed, &visits.moved}) {
     r.u64(v);
   }
   uint64_t count = 0;

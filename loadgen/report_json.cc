@@ -39,7 +39,7 @@ json::object phase_json(const Phase& ph) {
                       {"admitted", v.admitted}, {"used", v.used},
                       {"left", v.left},         {"abandoned", v.abandoned},
                       {"expired", v.expired},   {"unresolved", v.unresolved},
-                      {"failed", v.failed}};
+                      {"failed", v.failed},     {"moved", v.moved}};
   json::object errors;
   for (int k = 0; k < kErrorKinds; ++k) {
     errors[error_kind_name(static_cast<ErrorKind>(k))] = ph.errors[k];

@@ -62,6 +62,9 @@ void phase_section(const Phase& ph, std::string& out) {
   double rps = ph.duration_s > 0 ? static_cast<double>(requests) / ph.duration_s : 0.0;
   out += "- Requests: " + std::to_string(requests) + " (" + fixed(rps, 1) + "/s), error rate " +
          fixed(ph.error_rate() * 100, 2) + " %\n";
+  if (v.moved != 0) {
+    out += "- Moved to another target (their node went away): " + std::to_string(v.moved) + "\n";
+  }
   std::string errors;
   for (int k = 0; k < kErrorKinds; ++k) {
     if (ph.errors[k] == 0) continue;

@@ -59,6 +59,7 @@ struct VisitCounts {
   uint64_t expired = 0;     // told EXPIRED by the server
   uint64_t unresolved = 0;  // still waiting, or silent, when the run ended
   uint64_t failed = 0;      // ended by an error
+  uint64_t moved = 0;       // moved to another target (its node went away) and went on
 };
 
 // The truth checks. Every number here should be 0 on a correct server.

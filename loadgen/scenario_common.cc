@@ -32,7 +32,9 @@ std::string room_for(const Config& cfg) {
 Plan base_plan(const Config& cfg, const std::string& room) {
   Plan p;
   p.cfg = &cfg;
-  p.target = tcp::endpoint(net::ip::make_address(cfg.target_host), cfg.target_port);
+  p.target = resolve_endpoint(cfg.target_host, cfg.target_port);
+  for (const auto& [host, port] : cfg.targets) p.targets.push_back(resolve_endpoint(host, port));
+  if (p.targets.empty()) p.targets.push_back(p.target);
   p.host = cfg.target_host + ":" + std::to_string(cfg.target_port);
   p.room = room;
   return p;

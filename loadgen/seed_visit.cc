@@ -44,7 +44,7 @@ class Script {
   net::awaitable<std::unique_ptr<Conn>> open_socket() {
     auto c = std::make_unique<Conn>(io_, wd_, nullptr);
     c->set_timeout(static_cast<int64_t>(cfg_.timeout_s * 1e6));
-    tcp::endpoint to(net::ip::make_address(cfg_.target_host), cfg_.target_port);
+    tcp::endpoint to = resolve_endpoint(cfg_.target_host, cfg_.target_port);
     Fail f = co_await c->connect(to, net::ip::address());
     if (f) co_return nullptr;
     f = co_await c->ws_open(cfg_.target_host, "/v1/rooms/" + room_ + "/ws");

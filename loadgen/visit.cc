@@ -103,7 +103,7 @@ net::awaitable<void> Visitor::run() {
   co_await sleep_until(timer_, r_.due_us);
   if (t_.plan.mode == Mode::kDirect) {
     co_await direct();
-  } else if (Fail f = co_await conn_.connect(t_.plan.target, source())) {
+  } else if (Fail f = co_await conn_.connect(target(), source()); f && !co_await move_on(conn_)) {
     fail(*f);
   } else if (cfg_.transport == Transport::kWs) {
     co_await run_ws();
@@ -114,6 +114,17 @@ net::awaitable<void> Visitor::run() {
   set_waiting(false);
   set_active(false);
   t_.live.finished.fetch_add(1, std::memory_order_relaxed);
+}
+
+net::awaitable<bool> Visitor::move_on(Conn& c) {
+  const size_t n = t_.plan.targets.size();
+  while (n > 1 && moves_ + 1 < 2 * n) {  // each target twice at most
+    c.close();
+    ++moves_;
+    ++t_.rec.visits.moved;
+    if (!co_await c.connect(target(), source())) co_return true;
+  }
+  co_return false;
 }
 
 void Visitor::fail(ErrorKind kind) {
@@ -177,9 +188,16 @@ net::awaitable<bool> Visitor::call(Conn& c, const std::string& req, RequestKind 
   int64_t sent = now_us();
   if (sent_out != nullptr) *sent_out = sent;
   HttpResponse resp;
-  if (Fail f = co_await c.exchange(req, &resp)) {
-    fail(*f);
-    co_return false;
+  for (;;) {
+    Fail f = co_await c.exchange(req, &resp);
+    // A node that went away, or that answers 503 (cut off from its cluster's Redis): the
+    // next target has the same line.
+    if ((f || resp.status == 503) && co_await move_on(c)) continue;
+    if (f) {
+      fail(*f);
+      co_return false;
+    }
+    break;
   }
   int64_t done = now_us();
   if (resp.status != want && !(want == 201 && resp.status == 200)) {
@@ -229,7 +247,7 @@ net::awaitable<bool> Visitor::use(const Message& m) {
   }
   Conn& c = use_conn();
   if (!c.is_open() && &c != &conn_) {
-    if (Fail f = co_await c.connect(t_.plan.target, source())) {
+    if (Fail f = co_await c.connect(target(), source()); f && !co_await move_on(c)) {
       fail(*f);
       co_return false;
     }

@@ -48,7 +48,8 @@ struct Plan {
   const Config* cfg = nullptr;
   Mode mode = Mode::kVisit;
   bool origin_after_admission = false;  // protect, queued: use the admission at the origin
-  tcp::endpoint target;
+  tcp::endpoint target;                 // the first of `targets`
+  std::vector<tcp::endpoint> targets;   // visitors spread over them (a cluster's nodes)
   tcp::endpoint origin;
   std::string host;  // Host header
   std::string room;

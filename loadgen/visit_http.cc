@@ -52,52 +52,58 @@ net::awaitable<bool> Visitor::wait_sse(Message* m) {
   if (m->status != "WAITING") co_return true;
   std::string req = "GET " + base_ + "/tickets/" + ticket_ + "/events HTTP/1.1" + host_ +
                     "Accept: text/event-stream\r\n\r\n";
-  int64_t sent = now_us();
-  int status = 0;
-  if (Fail f = co_await conn_.sse_open(req, &status)) {
-    fail(*f);
-    co_return false;
-  }
-  if (status != 200) {
-    fail(http_error(status));
-    co_return false;
-  }
   bool first = true;
-  std::string data;
-  for (;;) {
-    int64_t now = now_us();
-    if (held_) {
-      conn_.set_timeout(0);  // hold: the coordinator ends the phase
-    } else if (abandoner_) {
-      conn_.set_timeout(std::max<int64_t>(1000, abandon_at_ - now));
-    } else {
-      conn_.set_timeout(std::max<int64_t>(timeout(), 60'000'000));  // keep-alives every 15 s
-    }
-    Fail f = co_await conn_.sse_next(&data);
-    conn_.set_timeout(timeout());
+  for (;;) {  // a stream whose node went away reopens on the next target
+    int64_t sent = now_us();
+    int status = 0;
+    Fail f = co_await conn_.sse_open(req, &status);
+    if ((f || status == 503) && co_await move_on(conn_)) continue;
     if (f) {
-      if (abandoner_ && now_us() >= abandon_at_ - 30'000) {
-        conn_.close();
-        end(Outcome::kAbandoned);
+      fail(*f);
+      co_return false;
+    }
+    if (status != 200) {
+      fail(http_error(status));
+      co_return false;
+    }
+    std::string data;
+    for (;;) {
+      int64_t now = now_us();
+      if (held_) {
+        conn_.set_timeout(0);  // hold: the coordinator ends the phase
+      } else if (abandoner_) {
+        conn_.set_timeout(std::max<int64_t>(1000, abandon_at_ - now));
       } else {
-        fail(*f);
+        conn_.set_timeout(std::max<int64_t>(timeout(), 60'000'000));  // keep-alives every 15 s
       }
+      f = co_await conn_.sse_next(&data);
+      conn_.set_timeout(timeout());
+      if (f) break;
+      if (!parse_message(data, m) || m->status.empty()) {
+        fail(ErrorKind::kProtocol);
+        co_return false;
+      }
+      if (first) {
+        t_.rec.request(RequestKind::kStream, sent, now_us());
+        first = false;
+      }
+      note(*m, 0);
+      if (t_.plan.mode == Mode::kHold) on_hold_frame(*m);
+      if (m->status != "WAITING") {
+        conn_.close();  // the server ends the stream after the final frame
+        co_return true;
+      }
+    }
+    if (abandoner_ && now_us() >= abandon_at_ - 30'000) {
+      conn_.close();
+      end(Outcome::kAbandoned);
       co_return false;
     }
-    if (!parse_message(data, m) || m->status.empty()) {
-      fail(ErrorKind::kProtocol);
+    if (!co_await move_on(conn_)) {
+      fail(*f);
       co_return false;
     }
-    if (first) {
-      t_.rec.request(RequestKind::kStream, sent, now_us());
-      first = false;
-    }
-    note(*m, 0);
-    if (t_.plan.mode == Mode::kHold) on_hold_frame(*m);
-    if (m->status != "WAITING") break;
   }
-  conn_.close();  // the server ends the stream after the final frame
-  co_return true;
 }
 
 net::awaitable<void> Visitor::after_wait(const Message& m) {

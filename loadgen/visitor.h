@@ -30,6 +30,15 @@ class Visitor {
     return s.empty() ? net::ip::address() : s[index_ % s.size()];
   }
 
+  // The target this visitor talks to: its share of the plan's, until its node goes away.
+  tcp::endpoint target() const {
+    const auto& ts = t_.plan.targets;
+    return ts.empty() ? t_.plan.target : ts[(index_ + moves_) % ts.size()];
+  }
+  // After a connection failure (or a 503): connects `c` to the next target, keeping the
+  // ticket. False when there is no other target left to try.
+  net::awaitable<bool> move_on(Conn& c);
+
   void fail(ErrorKind kind);
   void end(Outcome o);
   void set_waiting(bool on);
@@ -68,6 +77,7 @@ class Visitor {
   ThreadCtx& t_;
   const Config& cfg_;
   uint64_t index_;
+  size_t moves_ = 0;  // targets given up on (each one's node went away)
   VisitorRecord& r_;
   Conn conn_;
   std::unique_ptr<Conn> http_;

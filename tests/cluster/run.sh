@@ -4,10 +4,13 @@
 #   1. kill -9 a node under joins: every join it acknowledged is on the other node, in the
 #      same order, and its visitors keep their place there;
 #   2. a token issued by one node is verified by another;
-#   3. a node started with another token secret refuses to start.
-# usage: tests/cluster/run.sh PATH/TO/anteroom
+#   3. a node started with another token secret refuses to start;
+#   4. (given the loadgen) visitors spread over three nodes, one killed under them: they move
+#      to the others with their tickets and every truth check holds.
+# usage: tests/cluster/run.sh PATH/TO/anteroom [PATH/TO/anteroom-loadgen]
 set -euo pipefail
 BIN=$1
+LOADGEN=${2:-}
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -120,3 +123,17 @@ for _ in $(seq 1 100); do kill -0 "$n4" 2>/dev/null || break; sleep 0.05; done
 if kill -0 "$n4" 2>/dev/null; then fail "a node with another secret started"; fi
 grep -q "another token secret" "$work/n4.log" || fail "n4 did not say why: $(cat "$work/n4.log")"
 pass "a node with another token secret refuses to start"
+
+# 4. The loadgen over three nodes; one of them is killed while visitors wait on it.
+[[ -n $LOADGEN ]] || exit 0
+P5=$(free_port)
+node n5 "$P5"; n5=$!
+wait_port "$P5"
+(sleep 4; kill -9 "$n5") &
+pids+=($!)
+"$LOADGEN" surge --target "127.0.0.1:$P2,127.0.0.1:$P3,127.0.0.1:$P5" --admin-key "$ADMIN" \
+  --users 600 --transport poll --arrival-rate 100 --capacity 50 --quiet \
+  --out "$work/report" >"$work/loadgen.out" 2>&1 || fail "loadgen: $(tail -20 "$work/loadgen.out")"
+moved=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]+".json")); print(sum(p["visits"]["moved"] for p in r["phases"]))' "$work/report")
+[[ $moved -gt 0 ]] || fail "no visitor moved to another node"
+pass "loadgen over three nodes, one killed: all checks pass, $moved visitors moved with their tickets"

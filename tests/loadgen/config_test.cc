@@ -42,6 +42,22 @@ TEST_F(ConfigTest, EachScenarioHasItsDefaults) {
   EXPECT_EQ(c.duration_s, 10);
 }
 
+TEST_F(ConfigTest, TargetsAreAListOfAnyHostsAndPorts) {
+  Config c;
+  ASSERT_EQ(parse({"surge", "--admin-key", "k", "--target",
+                   "127.0.0.1:8081,http://[::1]:8082,node3.example:8083,10.0.0.1:80"},
+                  &c),
+            "");
+  ASSERT_EQ(c.targets.size(), 4u);
+  EXPECT_EQ(c.targets[1], (std::pair<std::string, uint16_t>{"::1", 8082}));
+  EXPECT_EQ(c.targets[2], (std::pair<std::string, uint16_t>{"node3.example", 8083}));
+  EXPECT_EQ(c.targets[3], (std::pair<std::string, uint16_t>{"10.0.0.1", 80}));
+  EXPECT_EQ(c.target_host, "127.0.0.1");  // the first: admin requests go there
+  EXPECT_EQ(c.target_port, 8081);
+  EXPECT_NE(parse({"surge", "--admin-key", "k", "--target", "127.0.0.1:8081,"}, &c), "");
+  EXPECT_NE(parse({"surge", "--admin-key", "k", "--target", "127.0.0.1:8081,node:0"}, &c), "");
+}
+
 TEST_F(ConfigTest, FlagsTakeSpaceOrEqualsValues) {
   Config c;
   ASSERT_EQ(parse({"surge", "--admin-key=k", "--users=5000", "--transport", "ws", "--capacity",
@@ -88,7 +104,6 @@ TEST_F(ConfigTest, BadInputIsRefusedWithTheReason) {
       {{"surge", "--admin-key", "k", "--abandon", "1.5"},
        "--abandon '1.5': must be a number from 0 to 1"},
       {{"surge", "--admin-key", "k", "--transport", "carrier-pigeon"}, "must be poll, sse or ws"},
-      {{"surge", "--admin-key", "k", "--target", "10.0.0.1:80"}, "loopback"},
       {{"surge", "--admin-key", "k", "--target", "127.0.0.1"}, "needs a port"},
       {{"surge", "--admin-key", "k", "--room", "bad room"}, "--room"},
       {{"surge", "--admin-key", "k", "--users"}, "--users needs a value"},
