@@ -215,7 +215,8 @@ void Node::release_waiters(Room& r) {
 // whoever waited for this copy to catch up looks again.
 void Node::fetch(const std::string& room) {
   Room& r = rooms_[room];
-  if (!up_ || r.loading || r.broken) return release_waiters(r);
+  if (!up_ || r.broken) return release_waiters(r);
+  if (r.loading) return;  // the load fetches when done, and releases the waiters then
   if (r.fetching) {
     r.fetch_again = true;
     return;
