@@ -164,7 +164,9 @@ void RedisConnection::deliver(const RedisReply& reply) {
     if (on_push_) on_push_(reply);
     return;
   }
-  if (waiting_.empty()) return close("a reply nobody asked for");
+  if (waiting_.empty()) {  // e.g. a Redis in protected mode says why it refuses, and hangs up
+    return close(reply.is_error() ? "Redis says: " + reply.str : "a reply nobody asked for");
+  }
   Handler h = std::move(waiting_.front().handler);
   waiting_.pop_front();
   h(reply);
