@@ -11,7 +11,7 @@ CONF="$HERE/../../deploy/nginx/anteroom-cluster.conf"
 work=$(mktemp -d)
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done  # TERM: nginx stops its workers
   wait 2>/dev/null || true
   rm -rf "$work"
 }
