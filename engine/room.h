@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/clock.h"
@@ -174,11 +175,15 @@ class Room {
   // The owner lock and its requests (see the comment at the top).
   void request_pass();
   void serve();
+  // The room whose owner lock this thread holds inside with_owner (null outside).
+  static thread_local const Room* owning_;
   template <typename F>
   auto with_owner(F&& f) {
     std::unique_lock lock(owner_);
+    const Room* outer = std::exchange(owning_, this);
     auto result = f();
     while (wanted_.exchange(0, std::memory_order_acq_rel) != 0) pass();
+    owning_ = outer;
     lock.unlock();
     if (wanted_.fetch_or(0, std::memory_order_acq_rel) != 0) serve();  // see serve()
     return result;

@@ -90,8 +90,13 @@ Status Room::restore(const std::vector<RestoredTicket>& tickets, uint64_t next_s
   return Status::ok();
 }
 
+thread_local const Room* Room::owning_ = nullptr;
+
 void Room::request_pass() {
   wanted_.fetch_or(1, std::memory_order_acq_rel);
+  // A thread that holds the owner lock already (a replica applying a join, inside
+  // with_owner) runs the pass when it lets go; trying the lock it holds would be undefined.
+  if (owning_ == this) return;
   serve();
 }
 
@@ -106,7 +111,9 @@ void Room::request_pass() {
 // thread that will look in turn).
 void Room::serve() {
   while (owner_.try_lock()) {
+    const Room* outer = std::exchange(owning_, this);
     while (wanted_.exchange(0, std::memory_order_acq_rel) != 0) pass();
+    owning_ = outer;
     owner_.unlock();
     if (wanted_.fetch_or(0, std::memory_order_acq_rel) == 0) return;
   }

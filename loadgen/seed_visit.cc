@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "loadgen/admin.h"
@@ -41,13 +42,19 @@ class Script {
     return ok;
   }
 
+  // Each socket on the next target in turn: over a cluster's nodes, the waiting visitor's
+  // socket and those of the visitors who leave ahead of it are on different nodes.
   net::awaitable<std::unique_ptr<Conn>> open_socket() {
     auto c = std::make_unique<Conn>(io_, wd_, nullptr);
     c->set_timeout(static_cast<int64_t>(cfg_.timeout_s * 1e6));
-    tcp::endpoint to = resolve_endpoint(cfg_.target_host, cfg_.target_port);
-    Fail f = co_await c->connect(to, net::ip::address());
+    std::string host = cfg_.target_host;
+    uint16_t port = cfg_.target_port;
+    if (!cfg_.targets.empty()) {
+      std::tie(host, port) = cfg_.targets[sockets_++ % cfg_.targets.size()];
+    }
+    Fail f = co_await c->connect(resolve_endpoint(host, port), net::ip::address());
     if (f) co_return nullptr;
-    f = co_await c->ws_open(cfg_.target_host, "/v1/rooms/" + room_ + "/ws");
+    f = co_await c->ws_open(host, "/v1/rooms/" + room_ + "/ws");
     if (f) co_return nullptr;
     co_return c;
   }
@@ -187,6 +194,7 @@ class Script {
 
   const Config& cfg_;
   std::string room_;
+  size_t sockets_ = 0;  // sockets opened so far (which target the next one uses)
   RunResult* run_;
   net::io_context io_;
   Watchdog wd_;

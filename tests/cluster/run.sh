@@ -124,8 +124,16 @@ if kill -0 "$n4" 2>/dev/null; then fail "a node with another secret started"; fi
 grep -q "another token secret" "$work/n4.log" || fail "n4 did not say why: $(cat "$work/n4.log")"
 pass "a node with another token secret refuses to start"
 
-# 4. The loadgen over three nodes; one of them is killed while visitors wait on it.
 [[ -n $LOADGEN ]] || exit 0
+# 4a. Seed 000's WebSocket visit, its sockets dealt over two nodes in turn: the waiting
+#     visitor on one node, the visitors who leave ahead of it on the other.
+curl -sf -X PUT -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P2/v1/rooms/seed" \
+  -d '{"admission":"auto","capacity":10}' >/dev/null || fail "seed room"
+"$LOADGEN" seed-visit --target "127.0.0.1:$P2,127.0.0.1:$P3" --admin-key "$ADMIN" --room seed \
+  --keep-room --out "$work/seed" >"$work/seed.out" 2>&1 || fail "seed 000's visit: $(cat "$work/seed.out")"
+pass "seed 000's WebSocket visit across two nodes"
+
+# 4b. The loadgen over three nodes; one of them is killed while visitors wait on it.
 P5=$(free_port)
 node n5 "$P5"; n5=$!
 wait_port "$P5"
