@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/engine.h"
 
@@ -20,6 +22,9 @@ namespace anteroom::cluster {
 struct ClusterOptions {
   std::string redis_host = "127.0.0.1";
   uint16_t redis_port = 6379;
+  // More Redis endpoints to start from (a Redis Cluster's nodes): tried in order after
+  // redis_host:redis_port; a cluster's other masters are learned from it.
+  std::vector<std::pair<std::string, uint16_t>> more_redis;
   std::string node_name;             // unique within the cluster; empty = host name and process id
   std::string secret_check;          // what this node's token secret proves (an HMAC): a node whose
                                      // value differs from the cluster's refuses to start

@@ -122,28 +122,33 @@ Status Node::start() {
                                         " did not answer in time: " + down_why_);
 }
 
-// Two connections: one for commands, one subscribed to the bell every append rings.
+// A router for commands (one connection per Redis, or per master of a Redis Cluster) and a
+// connection subscribed to the bell every append rings (a Redis Cluster passes a publish
+// on to every node, so any one will do).
 void Node::connect() {
   if (stopping_) return;
-  cmd_ = std::make_shared<RedisConnection>(io_, options_.redis_host, options_.redis_port,
-                                           options_.timeout_ms);
-  sub_ = std::make_shared<RedisConnection>(io_, options_.redis_host, options_.redis_port,
-                                           options_.timeout_ms);
-  auto cmd = cmd_, sub = sub_;
-  auto opened = std::make_shared<int>(0);
-  auto both = [this, cmd, sub, opened](const std::string& error) {
-    if (cmd != cmd_) return;  // an older attempt
-    if (!error.empty()) return lost(error);
-    if (++*opened == 2) on_connected();
-  };
+  std::vector<Endpoint> seeds{{options_.redis_host, options_.redis_port}};
+  seeds.insert(seeds.end(), options_.more_redis.begin(), options_.more_redis.end());
+  cmd_ = std::make_shared<RedisRouter>(io_, std::move(seeds), options_.timeout_ms);
+  load_scripts();
+  auto cmd = cmd_;
   cmd_->on_close = [this, cmd](const std::string& why) {
     if (cmd == cmd_) lost(why);
   };
-  sub_->on_close = [this, cmd](const std::string& why) {
-    if (cmd == cmd_) lost(why);
-  };
-  cmd_->connect(both);
-  sub_->connect(both);
+  cmd_->connect([this, cmd](const std::string& error) {
+    if (cmd != cmd_) return;
+    if (!error.empty()) return lost(error);
+    sub_ = std::make_shared<RedisConnection>(io_, cmd_->seed().first, cmd_->seed().second,
+                                             options_.timeout_ms);
+    sub_->on_close = [this, cmd](const std::string& why) {
+      if (cmd == cmd_) lost(why);
+    };
+    sub_->connect([this, cmd](const std::string& error2) {
+      if (cmd != cmd_) return;
+      if (!error2.empty()) return lost(error2);
+      on_connected();
+    });
+  });
 }
 
 // The secret first: a node with another token secret would hand out ids and tokens the
@@ -167,7 +172,6 @@ void Node::on_connected() {
       cmd_->close("secret differs");
       return;
     }
-    load_scripts();
     sub_->subscribe("anteroom:bell", [this](const RedisReply& m) {
       // ["message", channel, "ROOM ORIGIN"]: this node fetches its own records anyway
       if (!m.is_array() || m.elements.size() != 3 || m.elements[0].str != "message") return;

@@ -26,6 +26,7 @@
 #include "cluster/cluster_engine.h"
 #include "cluster/records.h"
 #include "cluster/redis_connection.h"
+#include "cluster/redis_router.h"
 #include "engine/replica.h"
 
 namespace anteroom::cluster {
@@ -177,8 +178,9 @@ class Node final : public ClusterEngine {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   boost::asio::steady_timer ticker_;
   boost::asio::steady_timer reconnect_timer_;
-  std::shared_ptr<RedisConnection> cmd_, sub_;
-  bool up_ = false;  // both connections open and the secret checked
+  std::shared_ptr<RedisRouter> cmd_;      // commands, by key (to a Redis Cluster's shards)
+  std::shared_ptr<RedisConnection> sub_;  // subscribed to the bell
+  bool up_ = false;                       // both connections open and the secret checked
   bool stopping_ = false;
   std::map<std::string, Room, std::less<>> rooms_;
   std::map<uint64_t, Batch> batches_;

@@ -99,7 +99,9 @@ void Node::append(const std::string& room, std::vector<Op> ops, std::vector<Done
                   if (cmd != cmd_) return;
                   if (kind == Kind::kClient) rooms_[room].appending = false;
                   if (reply.is_error()) {
-                    if (reply.str.starts_with("NOSCRIPT")) load_scripts();  // flushed: again
+                    if (reply.str.starts_with("NOSCRIPT")) {  // flushed: load it everywhere again
+                      cmd_->close("Redis forgot the append script");
+                    }
                     fail_batch(id, Status(Code::kUnavailable,
                                           "the record could not be stored: " + reply.str));
                   } else {
@@ -126,8 +128,8 @@ void Node::append(const std::string& room, std::vector<Op> ops, std::vector<Done
   }
 }
 
-// The append script by its SHA1 (EVALSHA): Redis parses it once per connection, not per
-// record. Sent first on a new connection, so every append after it finds it.
+// The append script by its SHA1 (EVALSHA): Redis parses it once, not per record. The router
+// sends SCRIPT LOAD first on every connection it opens, so every append after it finds it.
 void Node::load_scripts() {
   unsigned char digest[SHA_DIGEST_LENGTH];
   SHA1(reinterpret_cast<const unsigned char*>(kAppend), std::strlen(kAppend), digest);
@@ -137,7 +139,7 @@ void Node::load_scripts() {
     append_sha_ += hex[b >> 4];
     append_sha_ += hex[b & 15];
   }
-  cmd_->command({"SCRIPT", "LOAD", kAppend}, [](const RedisReply&) {});
+  cmd_->on_each_connection = {{"SCRIPT", "LOAD", kAppend}};
 }
 
 void Node::fail_batch(uint64_t batch, const Status& why) {

@@ -34,12 +34,10 @@ std::array<unsigned char, 32> derive(const std::string& secret, const char* labe
 anteroom::Result<std::unique_ptr<anteroom::Engine>> open_cluster_node(const anteroom::Options& o,
                                                                       const std::string& secret) {
   anteroom::cluster::ClusterOptions c;
-  const auto colon = o.cluster.rfind(':');
-  c.redis_host = o.cluster.substr(0, colon);
-  if (c.redis_host.size() > 2 && c.redis_host.front() == '[') {
-    c.redis_host = c.redis_host.substr(1, c.redis_host.size() - 2);  // [IPv6]
-  }
-  c.redis_port = static_cast<uint16_t>(std::stoul(o.cluster.substr(colon + 1)));
+  auto redis = anteroom::redis_endpoints(o.cluster);  // checked by parse_options
+  c.redis_host = redis.front().first;
+  c.redis_port = redis.front().second;
+  c.more_redis.assign(redis.begin() + 1, redis.end());
   c.node_name = o.node_name;
   c.redis_wait = o.redis_wait;
   static const char* hex = "0123456789abcdef";

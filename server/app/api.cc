@@ -142,9 +142,8 @@ ApiResponse engine_error(const Status& st) {
   // Unavailable (a cluster node cut off from Redis reconnects every half second) passes
   // soon: a second, not the five every other 503 says.
   if (st.code() == Code::kUnavailable) {
-    for (auto& [name, value] : r.headers) {
-      if (name == "Retry-After") value = "1";
-    }
+    std::erase_if(r.headers, [](const auto& h) { return h.first == "Retry-After"; });
+    r.headers.emplace_back("Retry-After", "1");
   }
   return r;
 }

@@ -70,14 +70,10 @@ Status check(const Options& o) {
     if (std::string why = weak_secret("--user-secret", o.user_secret, 32); !why.empty())
       return bad(why);
   }
-  if (!o.cluster.empty()) {
-    const auto redis_colon = o.cluster.rfind(':');
-    unsigned redis_port = 0;
-    if (redis_colon == std::string::npos || redis_colon == 0 ||
-        std::sscanf(o.cluster.c_str() + redis_colon + 1, "%u", &redis_port) != 1 ||
-        redis_port == 0 || redis_port > 65535) {
-      return bad("--cluster must be HOST:PORT of Redis (e.g. 127.0.0.1:6379)");
-    }
+  if (!o.cluster.empty() && redis_endpoints(o.cluster).empty()) {
+    return bad(
+        "--cluster must be HOST:PORT of Redis, or a comma-separated list of a Redis "
+        "Cluster's nodes (e.g. 127.0.0.1:6379)");
   }
   if (!o.demo_room.empty() && !valid_room_name(o.demo_room)) {
     return bad("--demo-room: room names are 1-64 characters of A-Z a-z 0-9 _ -");
@@ -87,6 +83,29 @@ Status check(const Options& o) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, uint16_t>> redis_endpoints(const std::string& list) {
+  std::vector<std::pair<std::string, uint16_t>> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = list.find(',', start);
+    const std::string one =
+        list.substr(start, comma == std::string::npos ? list.npos : comma - start);
+    const auto colon = one.rfind(':');
+    unsigned port = 0;
+    if (colon == std::string::npos || colon == 0 ||
+        std::sscanf(one.c_str() + colon + 1, "%u", &port) != 1 || port == 0 || port > 65535) {
+      return {};
+    }
+    std::string host = one.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);  // [IPv6]
+    }
+    out.emplace_back(host, static_cast<uint16_t>(port));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
 
 namespace {
 
@@ -141,7 +160,7 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
     ("stream-heartbeat-limit", po::value(&o.stream_heartbeat_limit_s)->default_value(o.stream_heartbeat_limit_s), "seconds an open stream alone counts as a waiting visitor's heartbeat")
     ("no-room-metrics", "leave per-room series (room names) out of /metrics")
     ("trusted-proxy", po::value(&o.trusted_proxies)->composing(), "CIDR of a proxy in front (repeatable, e.g. 127.0.0.1/32): its connections carry many visitors, so no per-address limit applies to them")
-    ("cluster", po::value(&o.cluster), "HOST:PORT of the Redis that a cluster of nodes shares (docs/cluster.md); every node needs the same --token-secret; the log is off")
+    ("cluster", po::value(&o.cluster), "HOST:PORT of the Redis that a cluster of nodes shares, or HOST:PORT,... of a Redis Cluster's nodes (docs/cluster.md); every node needs the same --token-secret; the log is off")
     ("node-name", po::value(&o.node_name), "this node's name in the cluster; default: host name and process id")
     ("redis-wait", po::value(&o.redis_wait)->default_value(o.redis_wait), "cluster: a write is answered once this many Redis replicas have it (WAIT)")
     ("demo-room", po::value(&o.demo_room), "create a room with this name at start")

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/model.h"
@@ -69,5 +70,8 @@ struct Options {
 // Parses argv (and the environment). Sets *exit_now with the text to print for --help or
 // --version; returns kInvalidArgument with a message for bad flags.
 Result<Options> parse_options(int argc, char** argv, std::string* exit_now);
+
+// --cluster's HOST:PORT list (hosts may be [IPv6]); empty if any item does not read.
+std::vector<std::pair<std::string, uint16_t>> redis_endpoints(const std::string& list);
 
 }  // namespace anteroom

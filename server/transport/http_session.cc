@@ -139,13 +139,17 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     auto later = std::move(r.later);
     later([self = shared_from_this(), route, keep_alive, head, version](ApiResponse answer) {
       answer.route = route;
-      net::post(self->socket_.get_executor(),
-                [self, answer = std::move(answer), keep_alive, head, version]() mutable {
-                  if (answer.upgrade != ApiResponse::Upgrade::kNone) {
-                    return self->upgrade(std::move(answer));
-                  }
-                  self->write(answer, keep_alive, head, version);
-                });
+      self->answer_later(std::move(answer), keep_alive, head, version);
+    });
+  }
+
+  // The answer of write_later, from whichever thread it came on, back on this session's.
+  void answer_later(ApiResponse answer, bool keep_alive, bool head, unsigned version) {
+    auto ex = socket_.get_executor();
+    net::post(ex, [self = shared_from_this(), answer = std::move(answer), keep_alive, head,
+                   version]() mutable {
+      if (answer.upgrade != ApiResponse::Upgrade::kNone) return self->upgrade(std::move(answer));
+      self->write(answer, keep_alive, head, version);
     });
   }
 

@@ -118,9 +118,15 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 [[ $code == 200 ]] || fail "the node did not come back"
-sleep 1.5  # a few report rounds: both nodes apply whatever was decided meanwhile
-a=$(curl -sf -H "Authorization: Bearer $KEY" "$CUT/v1/rooms/sale" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["totals"]["admitted"], d["active"], d["waiting"])')
-b=$(curl -sf -H "Authorization: Bearer $KEY" "$HOME_NODE/v1/rooms/sale" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["totals"]["admitted"], d["active"], d["waiting"])')
+counts() {
+  curl -sf -H "Authorization: Bearer $KEY" "$1/v1/rooms/sale" |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["totals"]["admitted"], d["active"], d["waiting"], d["totals"]["joined"])'
+}
+for _ in $(seq 1 100); do  # both apply whatever was decided meanwhile, then agree
+  a=$(counts "$CUT"); b=$(counts "$HOME_NODE")
+  [[ $a == "$b" ]] && break
+  sleep 0.1
+done
 [[ $a == "$b" ]] || fail "the nodes disagree after the cut: $a vs $b"
 most=$(sort -n "$work/active.log" | tail -1)
 [[ $most -le 2 ]] || fail "capacity exceeded: $most active"
@@ -129,4 +135,4 @@ for t in "${tickets[@]}"; do
   s2=$(curl -sf "$HOME_NODE/v1/rooms/sale/tickets/$t" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["status"], d["seq"])')
   [[ $s1 == "$s2" ]] || fail "ticket $t: $s1 on the cut node, $s2 at home"
 done
-pass "back on the network: both nodes agree (admitted, active, waiting: $a), never more than $most active"
+pass "back on the network: both nodes agree (admitted, active, waiting, joined: $a), never more than $most active"

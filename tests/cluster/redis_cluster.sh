@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Nodes on a Redis Cluster of 3 masters and 3 replicas (Debian's redis-server, on 127.0.0.1):
+# rooms land on different shards; a master is killed under joins (--redis-wait 1: a join
+# counts once a replica has it): service resumes after the failover and no acknowledged join
+# is lost, on either node.
+# usage: tests/cluster/redis_cluster.sh PATH/TO/anteroom
+set -euo pipefail
+BIN=$1
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+[[ -n ${KEEP:-} ]] && trap - EXIT
+fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f" >&2; tail -n 3 "$f" >&2; done; exit 1; }
+pass() { echo "PASS: $*"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() {
+  for _ in $(seq 1 200); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  fail "nothing listens on port $1"
+}
+
+# A Redis Cluster node also listens on its port + 10,000 (the cluster bus): both must be free,
+# and below the ephemeral range.
+cluster_port() {
+  python3 -c '
+import random, socket
+def free(p):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+while True:
+    p = random.randint(20000, 22000)
+    if free(p) and free(p + 10000):
+        print(p); break'
+}
+ports=()
+declare -A redis_pid
+start_redis() {  # port
+  redis-server --port "$1" --bind 127.0.0.1 --dir "$work/r$1" --save "" --appendonly yes \
+    --cluster-enabled yes --cluster-config-file "$work/r$1/nodes.conf" --cluster-node-timeout 1000 \
+    --logfile "$work/redis-$1.log" &
+  pids+=($!); redis_pid[$1]=$!
+}
+for i in 1 2 3 4 5 6; do
+  p=$(cluster_port)
+  while [[ " ${ports[*]} " == *" $p "* ]]; do p=$(cluster_port); done
+  mkdir -p "$work/r$p"
+  start_redis "$p"
+  ports+=("$p")
+done
+for p in "${ports[@]}"; do wait_port "$p"; done
+redis-cli --cluster create $(for p in "${ports[@]}"; do printf '127.0.0.1:%s ' "$p"; done) \
+  --cluster-replicas 1 --cluster-yes >"$work/create.out" 2>&1 || fail "cluster create: $(tail -5 "$work/create.out")"
+for _ in $(seq 1 200); do
+  ok=0
+  for p in "${ports[@]}"; do
+    redis-cli -p "$p" cluster info | grep -q 'cluster_state:ok' && ok=$((ok + 1))
+  done
+  [[ $ok -eq 6 ]] && break
+  sleep 0.1
+done
+[[ $ok -eq 6 ]] || fail "the Redis Cluster never became ok"
+# Every replica in sync with its master (WAIT counts only those).
+for _ in $(seq 1 200); do
+  up=0
+  for p in "${ports[@]}"; do
+    redis-cli -p "$p" info replication | grep -q 'master_link_status:up' && up=$((up + 1))
+  done
+  [[ $up -eq 3 ]] && break
+  sleep 0.1
+done
+[[ $up -eq 3 ]] || fail "the replicas never came in sync"
+seeds=$(for p in "${ports[@]}"; do printf '127.0.0.1:%s,' "$p"; done); seeds=${seeds%,}
+
+SECRET=redis-cluster-token-secret-0123456789
+KEY=redis-cluster-admin-key-0123
+P1=$(free_port); P2=$(free_port)
+for n in 1 2; do
+  port=$([[ $n == 1 ]] && echo "$P1" || echo "$P2")
+  mkdir -p "$work/n$n"
+  "$BIN" --cluster "$seeds" --redis-wait 1 --node-name "n$n" --listen "127.0.0.1:$port" \
+    --data-dir "$work/n$n" --token-secret "$SECRET" --admin-key "$KEY" --threads 1 >"$work/n$n.log" 2>&1 &
+  pids+=($!)
+  wait_port "$port"
+done
+
+# Rooms over the shards: which master owns each room's slot.
+declare -A owner
+for room in alpha bravo charlie delta echo foxtrot; do
+  curl -sf -X PUT -H "Authorization: Bearer $KEY" "127.0.0.1:$P1/v1/rooms/$room" \
+    -d '{"admission":"manual","capacity":0}' >"$work/put.out" 2>&1 || fail "room $room: $(cat "$work/put.out"; curl -s -X PUT -H "Authorization: Bearer $KEY" "127.0.0.1:$P1/v1/rooms/$room" -d "{}")"
+  slot=$(redis-cli -p "${ports[0]}" cluster keyslot "anteroom:{$room}:log")
+  for p in "${ports[@]}"; do
+    if redis-cli -p "$p" role | head -1 | grep -q master &&
+       [[ $(redis-cli -p "$p" cluster countkeysinslot "$slot") -gt 0 ]]; then
+      owner[$room]=$p
+    fi
+  done
+done
+shards=$(printf '%s\n' "${owner[@]}" | sort -u | wc -l)
+[[ $shards -ge 2 ]] || fail "all rooms on one shard: ${owner[*]}"
+pass "six rooms over $shards shards"
+
+# Joins into every room through both nodes; the master of alpha's shard dies meanwhile.
+victim=${owner[alpha]}
+python3 - "$P1" "$P2" "$work/acked" <<'PY' &
+import http.client, json, sys, threading, time
+ports, out = [int(sys.argv[1]), int(sys.argv[2])], sys.argv[3]
+rooms = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+acked, lock = [], threading.Lock()
+end = time.time() + 9
+def client(k):
+    port = ports[k % 2]
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    i = 0
+    while time.time() < end:
+        room = rooms[(k + i) % len(rooms)]; i += 1
+        try:
+            c.request("POST", f"/v1/rooms/{room}/tickets", body="{}")
+            r = c.getresponse(); body = r.read()
+            if r.status == 201:
+                t = json.loads(body)
+                with lock: acked.append((room, t["ticket"], t["seq"]))
+            else:
+                time.sleep(0.05)
+        except Exception:
+            time.sleep(0.05)
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+with open(out, "w") as f:
+    for room, tid, seq in acked: f.write(f"{room} {tid} {seq}\n")
+PY
+joiner=$!
+sleep 2
+kill -9 "${redis_pid[$victim]}"
+# Its replica takes over; the old master, started again, comes back as the new one's
+# replica, and with it --redis-wait 1 can be met again on that shard.
+sleep 3
+start_redis "$victim"
+wait "$joiner"
+before=$(awk '$1=="alpha"' "$work/acked" | wc -l)
+# After the failover, alpha takes joins again.
+ok=""
+for _ in $(seq 1 200); do
+  if curl -sf -X POST "127.0.0.1:$P2/v1/rooms/alpha/tickets" -d '{}' >/dev/null; then ok=yes; break; fi
+  sleep 0.1
+done
+[[ -n $ok ]] || fail "alpha never took joins again after its master died"
+pass "the master of alpha's shard killed: service resumed after the failover ($before joins into alpha acknowledged around it)"
+
+python3 - "$P1" "$P2" "$work/acked" <<'PY' || fail "an acknowledged join is missing"
+import http.client, json, sys
+rows = [l.split() for l in open(sys.argv[3])]
+for port in (int(sys.argv[1]), int(sys.argv[2])):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    for room, tid, seq in rows:
+        for attempt in range(50):
+            c.request("GET", f"/v1/rooms/{room}/tickets/{tid}")
+            r = c.getresponse(); v = json.loads(r.read())
+            if r.status == 200: break
+        assert r.status == 200 and v["seq"] == int(seq), (port, room, tid, r.status, v)
+print(f"{len(rows)} acknowledged joins on both nodes")
+PY
+pass "with --redis-wait 1 no acknowledged join was lost ($(wc -l <"$work/acked") joins, both nodes)"
