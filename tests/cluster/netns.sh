@@ -130,9 +130,17 @@ done
 [[ $a == "$b" ]] || fail "the nodes disagree after the cut: $a vs $b"
 most=$(sort -n "$work/active.log" | tail -1)
 [[ $most -le 2 ]] || fail "capacity exceeded: $most active"
+state_of() {
+  curl -sf "$1/v1/rooms/sale/tickets/$2" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["status"], d["seq"])'
+}
 for t in "${tickets[@]}"; do
-  s1=$(curl -sf "$CUT/v1/rooms/sale/tickets/$t" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["status"], d["seq"])')
-  s2=$(curl -sf "$HOME_NODE/v1/rooms/sale/tickets/$t" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["status"], d["seq"])')
+  # The room goes on (admissions expire every 2 s): a record may land between the two reads,
+  # so look again until both nodes applied the same.
+  for _ in $(seq 1 50); do
+    s1=$(state_of "$CUT" "$t"); s2=$(state_of "$HOME_NODE" "$t")
+    [[ $s1 == "$s2" ]] && break
+    sleep 0.05
+  done
   [[ $s1 == "$s2" ]] || fail "ticket $t: $s1 on the cut node, $s2 at home"
 done
 pass "back on the network: both nodes agree (admitted, active, waiting, joined: $a), never more than $most active"
