@@ -113,7 +113,9 @@ token=$(curl -sf "127.0.0.1:$P2/v1/rooms/sale/tickets/$first" |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
 curl -sf -X POST -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P3/v1/rooms/sale/verify" \
   -d "{\"token\":\"$token\"}" | grep -q '"status":"ACTIVE"' || fail "n3 did not verify n2's token"
-pass "a token issued by one node is verified by another"
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: anteroom_sale=$token" "127.0.0.1:$P3/v1/gate/sale")
+[[ $code == 204 ]] || fail "n3's gate did not let n2's token through ($code)"
+pass "a token issued by one node is verified and gated by another"
 
 # 3. Another secret: refused.
 P4=$(free_port)
