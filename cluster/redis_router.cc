@@ -67,7 +67,9 @@ std::shared_ptr<RedisConnection> RedisRouter::open(const Endpoint& at) {
   return c;
 }
 
-void RedisRouter::connect(const std::function<void(const std::string&)>& done) { try_seed(0, done); }
+void RedisRouter::connect(const std::function<void(const std::string&)>& done) {
+  try_seed(0, done);
+}
 
 void RedisRouter::try_seed(size_t i, const std::function<void(const std::string&)>& done) {
   if (i >= seeds_.size()) return done("no Redis answered");
@@ -101,7 +103,8 @@ void RedisRouter::learn_slots(const std::function<void(const std::string&)>& don
       if (r.str.starts_with("connection lost")) return done(r.str);
       clustered_ = false;  // "ERR This instance has cluster support disabled"
       slots_.fill(0);
-      for (const auto& cmd : on_each_connection) shards_[0].conn->command(cmd, [](const RedisReply&) {});
+      for (const auto& cmd : on_each_connection)
+        shards_[0].conn->command(cmd, [](const RedisReply&) {});
       return done("");
     }
     clustered_ = true;

@@ -63,8 +63,7 @@ class RedisRouter : public std::enable_shared_from_this<RedisRouter> {
   void open_shards(const std::function<void(const std::string&)>& done);
   std::shared_ptr<RedisConnection> open(const Endpoint& at);
   size_t shard_at(const Endpoint& at);  // adds it (unconnected) if new
-  void send(size_t shard, std::vector<std::string> args, Handler handler, int tries,
-            bool asking);
+  void send(size_t shard, std::vector<std::string> args, Handler handler, int tries, bool asking);
 
   boost::asio::io_context& io_;
   std::vector<Endpoint> seeds_;
@@ -74,7 +73,7 @@ class RedisRouter : public std::enable_shared_from_this<RedisRouter> {
   bool closed_ = false;
   std::vector<Shard> shards_;
   std::array<uint16_t, 16384> slots_{};  // slot -> index into shards_
-  size_t last_shard_ = 0;                 // where the last command went (for WAIT)
+  size_t last_shard_ = 0;                // where the last command went (for WAIT)
 };
 
 }  // namespace anteroom::cluster

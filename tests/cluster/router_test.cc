@@ -9,7 +9,7 @@ namespace {
 
 TEST(KeySlot, MatchesRedisClusterNumbering) {
   EXPECT_EQ(key_slot("123456789"), 0x31C3 & 16383);  // CRC16/XMODEM's check value
-  EXPECT_EQ(key_slot("foo"), 12182);                   // CLUSTER KEYSLOT foo
+  EXPECT_EQ(key_slot("foo"), 12182);                 // CLUSTER KEYSLOT foo
   EXPECT_EQ(key_slot("{user1000}.following"), key_slot("{user1000}.followers"));
   EXPECT_EQ(key_slot("{user1000}.following"), key_slot("user1000"));
   EXPECT_EQ(key_slot("foo{}{bar}"), key_slot("foo{}{bar}"));  // empty tag: the whole key
