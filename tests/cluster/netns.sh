@@ -12,26 +12,11 @@ if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null; then
   exit 0
 fi
 ns="anteroom-$$"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+extra_cleanup() {
   ip netns del "$ns" 2>/dev/null || true
   ip link del "vh$$" 2>/dev/null || true
-  rm -rf "$work"
 }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f" >&2; tail -n 3 "$f" >&2; done; exit 1; }
-pass() { echo "PASS: $*"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_tcp() {  # host port
-  for _ in $(seq 1 200); do
-    (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null && return 0
-    sleep 0.05
-  done
-  fail "nothing listens on $1:$2"
-}
+source "$(dirname "$0")/lib.sh"
 
 # The namespace and its link: this side 10.231.7.1 (visitors) and 10.231.7.3 (Redis), the
 # node's side 10.231.7.2.

@@ -6,25 +6,7 @@
 # usage: tests/cluster/redis_cluster.sh PATH/TO/anteroom
 set -euo pipefail
 BIN=$1
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-[[ -n ${KEEP:-} ]] && trap - EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f" >&2; tail -n 3 "$f" >&2; done; exit 1; }
-pass() { echo "PASS: $*"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-  for _ in $(seq 1 200); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.05
-  done
-  fail "nothing listens on port $1"
-}
+source "$(dirname "$0")/lib.sh"
 
 # A Redis Cluster node also listens on its port + 10,000 (the cluster bus): both must be free,
 # and below the ephemeral range.

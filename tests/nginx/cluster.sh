@@ -8,24 +8,8 @@ set -euo pipefail
 BIN=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
 CONF="$HERE/../../deploy/nginx/anteroom-cluster.conf"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done  # TERM: nginx stops its workers
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f" >&2; tail -n 3 "$f" >&2; done; exit 1; }
-pass() { echo "PASS: $*"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-  for _ in $(seq 1 200); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.05
-  done
-  fail "nothing listens on port $1"
-}
+KILL_SIGNAL=TERM  # nginx stops its worker only when asked
+source "$HERE/../cluster/lib.sh"
 
 R=$(free_port); A=$(free_port); B=$(free_port); C=$(free_port); O=$(free_port); N=$(free_port)
 KEY=nginx-cluster-admin-key
