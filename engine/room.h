@@ -175,15 +175,16 @@ class Room {
   // The owner lock and its requests (see the comment at the top).
   void request_pass();
   void serve();
-  // The room whose owner lock this thread holds inside with_owner (null outside).
-  static thread_local const Room* owning_;
+  // The room whose owner lock this thread holds inside with_owner (null outside): a
+  // function-local thread_local, constant-initialized, reached without a TLS wrapper.
+  static const Room*& owning();
   template <typename F>
   auto with_owner(F&& f) {
     std::unique_lock lock(owner_);
-    const Room* outer = std::exchange(owning_, this);
+    const Room* outer = std::exchange(owning(), this);
     auto result = f();
     while (wanted_.exchange(0, std::memory_order_acq_rel) != 0) pass();
-    owning_ = outer;
+    owning() = outer;
     lock.unlock();
     if (wanted_.fetch_or(0, std::memory_order_acq_rel) != 0) serve();  // see serve()
     return result;

@@ -90,13 +90,16 @@ Status Room::restore(const std::vector<RestoredTicket>& tickets, uint64_t next_s
   return Status::ok();
 }
 
-thread_local const Room* Room::owning_ = nullptr;
+const Room*& Room::owning() {
+  thread_local const Room* room = nullptr;
+  return room;
+}
 
 void Room::request_pass() {
   wanted_.fetch_or(1, std::memory_order_acq_rel);
   // A thread that holds the owner lock already (a replica applying a join, inside
   // with_owner) runs the pass when it lets go; trying the lock it holds would be undefined.
-  if (owning_ == this) return;
+  if (owning() == this) return;
   serve();
 }
 
@@ -111,9 +114,9 @@ void Room::request_pass() {
 // thread that will look in turn).
 void Room::serve() {
   while (owner_.try_lock()) {
-    const Room* outer = std::exchange(owning_, this);
+    const Room* outer = std::exchange(owning(), this);
     while (wanted_.exchange(0, std::memory_order_acq_rel) != 0) pass();
-    owning_ = outer;
+    owning() = outer;
     owner_.unlock();
     if (wanted_.fetch_or(0, std::memory_order_acq_rel) == 0) return;
   }
