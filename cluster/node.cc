@@ -36,6 +36,9 @@ Node::Node(const ClusterOptions& options, EngineOptions engine)
   origin_ = name_ + hex;
   engine.clock = clock_;
   engine.journal = nullptr;
+  // Records carry the proposer's clock, which is the wall clock: event times compare with it
+  // directly, alike on every node.
+  engine.wall_minus_engine_ms = 0;
   // The limit is the proposer's (put_room_async); a copy has room to spare, so that rooms
   // put and deleted at once, applied in another order on another node, never exceed it.
   max_rooms_ = engine.max_rooms;
@@ -284,6 +287,8 @@ Status Node::heartbeat(std::string_view room, std::string_view ticket) {
 Result<TicketDetail> Node::describe(std::string_view room, std::string_view ticket) const {
   return replica_->describe(room, ticket);
 }
+Result<DrawInfo> Node::draw(std::string_view room) const { return replica_->draw(room); }
+
 Result<std::vector<RestoredTicket>> Node::export_tickets(std::string_view room) const {
   return replica_->export_tickets(room);
 }

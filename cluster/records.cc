@@ -12,7 +12,7 @@ using codec::put_string;
 using codec::put_varint;
 using codec::zigzag;
 
-constexpr uint64_t kVersion = 1;
+constexpr uint64_t kVersion = 2;
 enum OpType : uint64_t {
   kJoin = 1,
   kLeave,
@@ -22,8 +22,10 @@ enum OpType : uint64_t {
   kSeen,
   kClear,
   kPutRoom,
-  kDeleteRoom
+  kDeleteRoom,
+  kEventPhase,
 };
+constexpr uint64_t kOldestVersion = 1;  // snapshots before events (no draw)
 constexpr uint64_t kMaxReason = static_cast<uint64_t>(EndReason::kCleared);
 
 void put_key(std::string* out, const std::optional<KeyHash>& key) {
@@ -76,6 +78,9 @@ void put_op(std::string* out, const Op& op) {
         } else if constexpr (std::is_same_v<T, op::PutRoom>) {
           put_varint(out, kPutRoom);
           codec::put_room_config(out, o.config);
+        } else if constexpr (std::is_same_v<T, op::EventPhase>) {
+          put_varint(out, kEventPhase);
+          put_varint(out, static_cast<uint64_t>(o.phase));
         } else {
           static_assert(std::is_same_v<T, op::DeleteRoom>);
           put_varint(out, kDeleteRoom);
@@ -152,6 +157,15 @@ bool read_op(codec::Reader& in, Op* op) {
     case kDeleteRoom:
       *op = op::DeleteRoom{};
       return true;
+    case kEventPhase: {
+      uint64_t phase = 0;
+      if (!in.varint(&phase) || phase == 0 ||
+          phase > static_cast<uint64_t>(RoomEvent::Phase::kEnded)) {
+        return false;
+      }
+      *op = op::EventPhase{static_cast<RoomEvent::Phase>(phase)};
+      return true;
+    }
     default:
       return false;
   }
@@ -230,6 +244,10 @@ std::string encode_snapshot(const Snapshot& s) {
     put_varint(&out, zigzag(t.admitted_at_ms));
     put_varint(&out, zigzag(t.seen_at_ms));
   }
+  put_varint(&out, img.draw_refs.size());
+  for (uint64_t ref : img.draw_refs) {
+    for (int b = 7; b >= 0; --b) out.push_back(static_cast<char>(ref >> (8 * b)));
+  }
   return out;
 }
 
@@ -239,7 +257,8 @@ Result<Snapshot> decode_snapshot(std::string_view bytes) {
   RoomImage& img = s.image;
   RoomCounters& c = img.counters;
   uint64_t version = 0, n = 0;
-  if (!in.varint(&version) || version != kVersion || !in.varint(&s.records) ||
+  if (!in.varint(&version) || version < kOldestVersion || version > kVersion ||
+      !in.varint(&s.records) ||
       !in.string(&s.stream_id) || !codec::read_room_config(in, &img.config, false) ||
       !in.signed_number(&img.epoch_ms) || !in.varint(&img.next_seq)) {
     return damaged("snapshot header");
@@ -268,6 +287,15 @@ Result<Snapshot> decode_snapshot(std::string_view bytes) {
     t.state = static_cast<TicketState>(state);
     t.reason = static_cast<EndReason>(reason);
     img.tickets.push_back(std::move(t));
+  }
+  if (version >= 2) {
+    if (!in.varint(&n) || n > in.left() / 8) return damaged("snapshot draw");
+    img.draw_refs.resize(n);
+    for (uint64_t& ref : img.draw_refs) {
+      uint8_t b[8];
+      if (!in.bytes(b, 8)) return damaged("snapshot draw");
+      for (uint8_t x : b) ref = (ref << 8) | x;
+    }
   }
   if (!in.done()) return damaged("snapshot (bytes left over)");
   if (!valid_stream_id(s.stream_id)) return damaged("snapshot stream id");

@@ -1,5 +1,8 @@
 #include "engine/codec.h"
 
+#include <utility>
+#include <vector>
+
 namespace anteroom::codec {
 
 void put_varint(std::string* out, uint64_t v) {
@@ -42,7 +45,82 @@ bool Reader::bytes(uint8_t* out, size_t n) {
 }
 
 namespace {
-enum RoomField : uint64_t { kTrustUser = 1 };
+// Numbered fields of a room's configuration; docs/log-format.md lists them.
+enum RoomField : uint64_t {
+  kTrustUser = 1,
+  kMode = 2,
+  kEventPrequeueAt = 10,  // zigzag, like the other event times
+  kEventStartAt = 11,
+  kEventEndAt = 12,
+  kEventShuffle = 13,
+  kEventCapacity = 14,
+  kEventAdmitPerSecond = 15,
+  kEventMode = 16,
+  kEventSeed0 = 17,  // 17-20: the seed's four 8-byte words, little-endian
+  kEventPhase = 21,
+  kEventPrequeueSeq = 22,
+  kEventStartSeq = 23,
+};
+
+uint64_t seed_word(const RoomEvent& e, int i) {
+  uint64_t w = 0;
+  for (int b = 7; b >= 0; --b) w = (w << 8) | e.seed[i * 8 + b];
+  return w;
+}
+void set_seed_word(RoomEvent* e, int i, uint64_t w) {
+  for (int b = 0; b < 8; ++b) e->seed[i * 8 + b] = static_cast<uint8_t>(w >> (8 * b));
+}
+
+// Reads the value of numbered field `field` into *c; false if the field or value is unknown.
+bool read_field(uint64_t field, uint64_t value, RoomConfig* c) {
+  RoomEvent& e = c->event;
+  switch (field) {
+    case kTrustUser:
+      c->trust_user = value == 1;
+      return value <= 1;
+    case kMode:
+      c->mode = static_cast<RoomMode>(value);
+      return value <= static_cast<uint64_t>(RoomMode::kQueueAll);
+    case kEventPrequeueAt:
+      e.prequeue_at_ms = unzigzag(value);
+      return true;
+    case kEventStartAt:
+      e.start_at_ms = unzigzag(value);
+      return true;
+    case kEventEndAt:
+      e.end_at_ms = unzigzag(value);
+      return true;
+    case kEventShuffle:
+      e.shuffle = value == 1;
+      return value <= 1;
+    case kEventCapacity:
+      e.capacity = static_cast<uint32_t>(value);
+      return value <= UINT32_MAX;
+    case kEventAdmitPerSecond:
+      e.admit_per_second = static_cast<uint32_t>(value);
+      return value <= UINT32_MAX;
+    case kEventMode:
+      e.mode = static_cast<RoomMode>(value);
+      return value <= static_cast<uint64_t>(RoomMode::kQueueAll);
+    case kEventSeed0:
+    case kEventSeed0 + 1:
+    case kEventSeed0 + 2:
+    case kEventSeed0 + 3:
+      set_seed_word(&e, static_cast<int>(field - kEventSeed0), value);
+      return true;
+    case kEventPhase:
+      e.phase = static_cast<RoomEvent::Phase>(value);
+      return value <= static_cast<uint64_t>(RoomEvent::Phase::kEnded);
+    case kEventPrequeueSeq:
+      e.prequeue_seq = value;
+      return true;
+    case kEventStartSeq:
+      e.start_seq = value;
+      return true;
+    default:
+      return false;
+  }
+}
 }  // namespace
 
 void put_room_config(std::string* out, const RoomConfig& c) {
@@ -52,9 +130,26 @@ void put_room_config(std::string* out, const RoomConfig& c) {
         uint64_t{c.session_ttl_seconds}, uint64_t{c.heartbeat_timeout_seconds}, c.max_waiting}) {
     put_varint(out, v);
   }
-  put_varint(out, 1);  // numbered fields follow
-  put_varint(out, kTrustUser);
-  put_varint(out, c.trust_user ? 1 : 0);
+  std::vector<std::pair<uint64_t, uint64_t>> fields = {
+      {kTrustUser, c.trust_user ? 1 : 0}, {kMode, static_cast<uint64_t>(c.mode)}};
+  if (const RoomEvent& e = c.event; e.exists()) {
+    fields.insert(fields.end(), {{kEventPrequeueAt, zigzag(e.prequeue_at_ms)},
+                                 {kEventStartAt, zigzag(e.start_at_ms)},
+                                 {kEventEndAt, zigzag(e.end_at_ms)},
+                                 {kEventShuffle, e.shuffle ? 1 : 0},
+                                 {kEventPhase, static_cast<uint64_t>(e.phase)},
+                                 {kEventPrequeueSeq, e.prequeue_seq},
+                                 {kEventStartSeq, e.start_seq}});
+    for (int i = 0; i < 4; ++i) fields.emplace_back(kEventSeed0 + i, seed_word(e, i));
+    if (e.capacity) fields.emplace_back(kEventCapacity, *e.capacity);
+    if (e.admit_per_second) fields.emplace_back(kEventAdmitPerSecond, *e.admit_per_second);
+    if (e.mode) fields.emplace_back(kEventMode, static_cast<uint64_t>(*e.mode));
+  }
+  put_varint(out, fields.size());  // numbered fields follow
+  for (const auto& [field, value] : fields) {
+    put_varint(out, field);
+    put_varint(out, value);
+  }
 }
 
 bool read_room_config(Reader& in, RoomConfig* c, bool numbered_optional) {
@@ -71,12 +166,7 @@ bool read_room_config(Reader& in, RoomConfig* c, bool numbered_optional) {
   if (!in.varint(&fields) || fields > in.left()) return false;
   for (uint64_t i = 0; i < fields; ++i) {
     uint64_t field = 0, value = 0;
-    if (!in.varint(&field) || !in.varint(&value)) return false;
-    if (field == kTrustUser && value <= 1) {
-      c->trust_user = value == 1;
-    } else {
-      return false;
-    }
+    if (!in.varint(&field) || !in.varint(&value) || !read_field(field, value, c)) return false;
   }
   return true;
 }

@@ -46,6 +46,8 @@ struct EngineOptions {
   std::optional<std::array<uint64_t, 2>> id_key;  // secret for ticket ids; null = random
   // Told every change (journal.h); null = nobody. Not owned: it must outlive the engine.
   Journal* journal = nullptr;
+  // Unix ms minus the clock's ms, for event times (Unix ms); null = measured at start.
+  std::optional<int64_t> wall_minus_engine_ms;
 };
 
 struct EngineStats {
@@ -116,6 +118,19 @@ class Engine {
   // could heartbeat). Ids stay valid only if the engine has the same id_key as before.
   virtual Status restore_room(std::string_view room, const RoomConfig& config,
                               const std::vector<RestoredTicket>& tickets) = 0;
+
+  // The draw of the room's event (refs in drawn order), once it has happened; kWrongState
+  // before. Engines without events say kInvalidArgument.
+  virtual Result<DrawInfo> draw(std::string_view room) const {
+    (void)room;
+    return Status(Code::kInvalidArgument, "this engine has no events");
+  }
+  // Recovery, after restore_room: the draw the room's event made, as draw() told it.
+  virtual Status restore_draw(std::string_view room, const std::vector<uint64_t>& refs) {
+    (void)room;
+    (void)refs;
+    return Status(Code::kInvalidArgument, "this engine has no events");
+  }
 
   // The room's live tickets (WAITING, ALLOWED, ACTIVE) in seq order, as restore_room takes
   // them: what a snapshot stores. Ended tickets are left out (a snapshot forgets them).

@@ -53,6 +53,10 @@ class ForwardingEngine : public Engine {
                       const std::vector<RestoredTicket>& t) override {
     return inner_->restore_room(room, c, t);
   }
+  Result<DrawInfo> draw(std::string_view room) const override { return inner_->draw(room); }
+  Status restore_draw(std::string_view room, const std::vector<uint64_t>& refs) override {
+    return inner_->restore_draw(room, refs);
+  }
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override {
     return inner_->export_tickets(room);
   }

@@ -36,6 +36,51 @@ const char* reason_name(EndReason r) {
   return "unknown";
 }
 
+const char* mode_name(RoomMode m) {
+  switch (m) {
+    case RoomMode::kFifo:
+      return "fifo";
+    case RoomMode::kRandom:
+      return "random";
+    case RoomMode::kPassthrough:
+      return "passthrough";
+    case RoomMode::kReject:
+      return "reject";
+    case RoomMode::kQueueAll:
+      return "queue_all";
+  }
+  return "unknown";
+}
+
+bool parse_mode(std::string_view name, RoomMode* out) {
+  for (RoomMode m : {RoomMode::kFifo, RoomMode::kRandom, RoomMode::kPassthrough, RoomMode::kReject,
+                     RoomMode::kQueueAll}) {
+    if (name == mode_name(m)) {
+      *out = m;
+      return true;
+    }
+  }
+  return false;
+}
+
+Status RoomEvent::validate() const {
+  auto bad = [](const char* field, const char* why) {
+    return Status(Code::kInvalidArgument, std::string(field) + " " + why);
+  };
+  if (!exists()) return Status::ok();
+  if (prequeue_at_ms <= 0) return bad("prequeue_at", "must be a time after 1970");
+  if (start_at_ms < prequeue_at_ms) return bad("start_at", "must not be before prequeue_at");
+  if (end_at_ms != 0 && end_at_ms <= start_at_ms) return bad("end_at", "must be after start_at");
+  if (admit_per_second && *admit_per_second > 1'000'000) {
+    return bad("admit_per_second", "must be <= 1000000");
+  }
+  if (phase > Phase::kEnded) return bad("phase", "is not a phase");
+  if (phase >= Phase::kStarted && start_seq < prequeue_seq) {
+    return bad("start_seq", "must not be before prequeue_seq");
+  }
+  return Status::ok();
+}
+
 Status RoomConfig::validate() const {
   constexpr uint32_t kDay = 86'400;
   auto bad = [](const char* field, const char* why) {
@@ -57,7 +102,8 @@ Status RoomConfig::validate() const {
   if (max_waiting > kMaxWaitingCap) {
     return bad("max_waiting", "must be at most 100000000 (0 means that many)");
   }
-  return Status::ok();
+  if (mode > RoomMode::kQueueAll) return bad("mode", "is not a mode");
+  return event.validate();
 }
 
 bool valid_room_name(std::string_view name) {

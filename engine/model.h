@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/status.h"
 
@@ -38,6 +39,45 @@ const char* reason_name(EndReason r);  // "allowed_unused", "session_idle", ...
 
 enum class AdmissionMode : uint8_t { kAuto = 0, kManual = 1 };
 
+// How a room lets people in (SPEC section 8; docs/policies.md).
+enum class RoomMode : uint8_t {
+  kFifo = 0,         // in join order (section 2)
+  kRandom = 1,       // each admission picks uniformly among the waiting; no positions
+  kPassthrough = 2,  // everyone is admitted at once; capacity and rate ignored
+  kReject = 3,       // joins are refused (room_closed); existing tickets keep their state
+  kQueueAll = 4,     // joins wait, nobody is admitted (maintenance, pause)
+};
+const char* mode_name(RoomMode m);  // "fifo", "random", ...
+// The mode named `name`; false if there is none.
+bool parse_mode(std::string_view name, RoomMode* out);
+
+// A room's scheduled event (SPEC section 8). Times are Unix milliseconds (wall clock).
+struct RoomEvent {
+  // Where the event is: set by the room as its times pass (not by the operator).
+  enum class Phase : uint8_t { kScheduled = 0, kPrequeue = 1, kStarted = 2, kEnded = 3 };
+
+  int64_t prequeue_at_ms = 0;  // 0: the room has no event
+  int64_t start_at_ms = 0;
+  int64_t end_at_ms = 0;  // 0: no end
+  bool shuffle = false;   // order the pre-queue by the draw at the start
+  // Overrides while the event runs (start to end); unset: the room's own.
+  std::optional<uint32_t> capacity;
+  std::optional<uint32_t> admit_per_second;
+  std::optional<RoomMode> mode;
+  // The draw's secret, committed to by its SHA-256 when the event is set, shown after the
+  // start. Identifies the event: a new event has a new seed.
+  std::array<uint8_t, 32> seed{};
+
+  Phase phase = Phase::kScheduled;
+  uint64_t prequeue_seq = 0;  // the first seq of the pre-queue (from kPrequeue on)
+  uint64_t start_seq = 0;     // the first seq after it (from kStarted on)
+
+  bool exists() const { return start_at_ms != 0; }
+  // kInvalidArgument naming the field if the times or overrides are inconsistent.
+  Status validate() const;
+  bool operator==(const RoomEvent&) const = default;
+};
+
 // SHA-256 of a secret key the visitor's client keeps (a bound admission).
 using KeyHash = std::array<uint8_t, 32>;
 
@@ -55,6 +95,8 @@ struct RoomConfig {
   // A join naming a user who holds a live ticket gets that ticket without proof (names are
   // authenticated upstream). Off: only the same visitor gets it back (the server checks).
   bool trust_user = false;
+  RoomMode mode = RoomMode::kFifo;
+  RoomEvent event;  // none unless event.exists()
 
   // kInvalidArgument naming the field if a value is out of range.
   Status validate() const;
@@ -84,6 +126,12 @@ struct JoinRequest {
 using TicketId = std::array<char, 27>;
 inline std::string_view id_view(const TicketId& id) { return {id.data(), id.size()}; }
 
+// A drawn pre-queue as GET .../event/draw shows it.
+struct DrawInfo {
+  RoomEvent event;
+  std::vector<uint64_t> refs;  // fair_draw.h's refs, in drawn order
+};
+
 // A ticket as seen from outside at one moment.
 struct TicketView {
   TicketId id{};
@@ -94,7 +142,13 @@ struct TicketView {
   uint64_t waiting = 0;   // the room's WAITING count
   uint64_t active = 0;    // the room's ALLOWED + ACTIVE count
   uint32_t capacity = 0;
-  std::optional<double> eta_seconds;  // none until an admission rate is known
+  // A wait estimate while WAITING: at least eta_seconds, likely under eta_high_seconds; none
+  // until there is enough evidence (docs/policies.md, "The wait estimate"). 0 once admitted.
+  std::optional<double> eta_seconds;
+  std::optional<double> eta_high_seconds;
+  // WAITING with no position to tell: in a pre-queue (until the start) or in a random room.
+  bool position_hidden = false;
+  int64_t opens_at_ms = 0;  // in a pre-queue: the event's start (Unix ms); else 0
   int64_t admitted_at_ms = 0;         // clock time of admission; 0 while waiting
   // Clock time the admission stops being valid unless used (ALLOWED: admission plus
   // allowed_ttl_seconds) or refreshed (ACTIVE: last use plus session_ttl_seconds); 0 while

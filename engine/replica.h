@@ -56,6 +56,9 @@ struct Seen {  // visitors seen (polls, streams, uses at the service): refreshes
   std::vector<uint64_t> seqs;
 };
 struct Clear {};
+struct EventPhase {  // the room's event reached `phase` (its time came)
+  RoomEvent::Phase phase = RoomEvent::Phase::kScheduled;
+};
 struct PutRoom {
   RoomConfig config;
 };
@@ -63,7 +66,7 @@ struct DeleteRoom {};
 }  // namespace op
 
 using Op = std::variant<op::Join, op::Leave, op::Activate, op::Admit, op::Expire, op::Seen,
-                        op::Clear, op::PutRoom, op::DeleteRoom>;
+                        op::Clear, op::PutRoom, op::DeleteRoom, op::EventPhase>;
 
 // What applying one op did: `status` says why it changed nothing (room_not_found,
 // room_full, wrong state); otherwise the field of its kind is set.
@@ -82,6 +85,7 @@ struct RoomImage {
   uint64_t next_seq = 0;                // the seq the next join gets
   RoomCounters counters;                // the totals (waiting and active follow from the tickets)
   std::vector<RestoredTicket> tickets;  // live ones, ascending seq, seen_at_ms set
+  std::vector<uint64_t> draw_refs;      // the event's draw, once drawn (refs in drawn order)
 };
 
 class ReplicaEngine : public Engine {

@@ -58,6 +58,10 @@ Applied apply_to(Room& r, int64_t at, const Op& op) {
             a.count = r.apply_clear(at);
             return a;
           },
+          [&](const op::EventPhase& p) {
+            r.apply_event_phase(at, p.phase);
+            return Applied{};
+          },
           [&](const op::PutRoom&) { return failed(Status(Code::kInvalidArgument, "put_room")); },
           [&](const op::DeleteRoom&) {
             return failed(Status(Code::kInvalidArgument, "delete_room"));
@@ -91,6 +95,7 @@ std::vector<Op> ShardedEngine::decide(std::string_view room, int64_t now_ms, boo
   if (r == nullptr) return out;
   Room::Due due = r->decide(now_ms, sweep);
   for (const auto& [seq, why] : due.expire) out.emplace_back(op::Expire{seq, why});
+  if (due.phase) out.emplace_back(op::EventPhase{*due.phase});
   if (due.admit != 0) out.emplace_back(op::Admit{due.admit});
   return out;
 }
@@ -103,6 +108,7 @@ Result<RoomImage> ShardedEngine::image(std::string_view room) const {
     img.next_seq = r.next_seq();
     img.counters = r.counters();
     img.tickets = r.export_exact();
+    if (auto d = r.draw_info()) img.draw_refs = std::move(d->refs);
     return img;
   });
 }
@@ -115,6 +121,7 @@ Status ShardedEngine::load_image(std::string_view room, const RoomImage& image) 
       !st.is_ok()) {
     return st;
   }
+  if (!image.draw_refs.empty()) fresh->restore_draw(image.draw_refs);
   epoch::Guard pinned;
   std::lock_guard admin(admin_);
   Room* old = registry_.find(room);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/clock.h"
+#include "engine/draw_line.h"
 #include "engine/journal.h"
 #include "engine/line.h"
 #include "engine/model.h"
@@ -27,6 +28,7 @@
 #include "engine/ticket_extra.h"
 #include "engine/ticket_id.h"
 #include "engine/user_index.h"
+#include "engine/wait_estimate.h"
 
 namespace anteroom {
 
@@ -53,7 +55,11 @@ struct RoomEnv {
   // A replica's rooms (replica.h): every change comes from apply_*, timed by the record, and
   // nothing is decided by the clock (no expiry, no rate-capped admission) except by decide().
   bool replica = false;
+  // Event times are Unix ms; the engine's clock plus this is Unix ms.
+  int64_t wall_minus_engine_ms = 0;
 };
+
+
 
 class Room {
  public:
@@ -61,6 +67,9 @@ class Room {
   // 100 ms ticks from `epoch_ms` (env.epoch_ms unless a replica says otherwise).
   Room(std::string name, const RoomConfig& config, const RoomEnv& env, EventSink& sink,
        std::optional<int64_t> epoch_ms = std::nullopt);
+  ~Room();
+  Room(const Room&) = delete;
+  Room& operator=(const Room&) = delete;
 
   const std::string& name() const { return name_; }
   unsigned shard() const { return shard_; }
@@ -103,6 +112,13 @@ class Room {
   void apply_seen(int64_t at_ms, const std::vector<uint64_t>& seqs);
   uint64_t apply_clear(int64_t at_ms);
   void apply_config(int64_t at_ms, const RoomConfig& config);
+  // The event moves to `phase` as of `at_ms` (the decider proposed it when its time came).
+  void apply_event_phase(int64_t at_ms, RoomEvent::Phase phase);
+  // The draw of the room's event, once it happened (the seed then stops being a secret).
+  std::optional<DrawInfo> draw_info() const;
+  // After restore(): the draw as it was, from its refs in drawn order (live tickets find
+  // their ranks again; the rest are gone).
+  void restore_draw(const std::vector<uint64_t>& refs);
   void apply_publish();  // push hints for what the ops applied so far changed
   // The decider's side: the expiries due at `now_ms` (if `sweep`) and what admit_per_second
   // allows, as (seq, reason) pairs and an admission count. Changes nothing but the token
@@ -110,6 +126,7 @@ class Room {
   struct Due {
     std::vector<std::pair<uint64_t, EndReason>> expire;
     uint64_t admit = 0;
+    std::optional<RoomEvent::Phase> phase;  // the event's next phase, when its time has come
   };
   Due decide(int64_t now_ms, bool sweep);
   int64_t epoch_ms() const { return epoch_ms_; }
@@ -171,6 +188,10 @@ class Room {
   static std::string_view user_of(const void* room, uint64_t seq);
   // Whether an auto room might admit now: worth asking for a pass after a join.
   bool might_admit() const;
+  RoomMode mode() const { return static_cast<RoomMode>(mode_.load(std::memory_order_relaxed)); }
+  int64_t wall_ms(int64_t engine_ms) const { return engine_ms + env_.wall_minus_engine_ms; }
+  // The position of WAITING ticket `seq` (0 with *hidden set: none to tell).
+  uint64_t position_of(uint64_t seq, bool* hidden) const;
 
   // The owner lock and its requests (see the comment at the top).
   void request_pass();
@@ -209,6 +230,26 @@ class Room {
 
   // Owner helpers: the caller holds owner_.
   void pass();  // applies visitors' leaves, admits what auto mode allows, emits hints
+  // The scheduled event (room_event.cc).
+  // Moves the event to the phase its times call for at engine time `now` (not a replica).
+  void advance_event(int64_t now_ms);
+  // The phase the event's times call for at engine time `now`.
+  RoomEvent::Phase due_phase(int64_t now_ms) const;
+  void enter_phase(RoomEvent::Phase phase);  // sets the seqs, draws, journals, re-applies
+  void build_draw();
+  // Capacity, rate and mode: the room's own, or the event's overrides while it runs.
+  void apply_settings();
+  // Whether the event holds admission back now (a pre-queue, or its start not applied yet).
+  bool event_holds_admission(int64_t now_ms) const;
+  // Ticket `seq` stopped WAITING at or above the cursor: a hole for positions (and the draw's).
+  void count_hole(uint64_t seq, Slot& slot);
+  // Admits one WAITING ticket (the caller checked it is not due to be abandoned).
+  bool admit_one(uint64_t seq, Slot& s, uint8_t& packed, uint32_t now);
+  uint64_t admit_random(uint64_t budget);
+  uint64_t admit_from_draw(uint64_t budget);
+  bool abandoned(const Slot& s, uint32_t now) const;
+  void note_freed(const Slot& s);  // a slot freed: its hold, for the wait estimate
+  void publish_pace(int64_t now_ms);
   void drain_inbox();
   // Ticket `seq` ended: forget its user's entry, count it for giving memory back.
   void on_ended(uint64_t seq, Slot& slot);
@@ -242,6 +283,20 @@ class Room {
   std::atomic<uint32_t> heartbeat_timeout_s_;
   std::atomic<uint64_t> max_waiting_;
   std::atomic<bool> trust_user_;
+  std::atomic<uint8_t> mode_{0};  // RoomMode in effect (the event's while it runs)
+  // The configuration as set (without the event's overrides), with the event as it stands.
+  // Written by the owner under config_mu_; config() reads it under config_mu_.
+  mutable std::mutex config_mu_;
+  RoomConfig base_;
+  // The event, for readers: phase, the pre-queue's seqs, its start (Unix ms). Relaxed: the
+  // phase is stored last with release, and readers that see it read the rest after (acquire).
+  std::atomic<uint8_t> event_phase_{0};
+  std::atomic<uint64_t> prequeue_seq_{0};
+  std::atomic<uint64_t> start_seq_{0};
+  std::atomic<int64_t> opens_at_ms_{0};
+  // The drawn pre-queue (owned; replaced only by a new event's draw, the old one retired).
+  std::atomic<DrawLine*> draw_{nullptr};
+  std::atomic<double> pace_{0};  // wait_estimate.h's line_pace, published by the owner
 
   // Counts read by anyone, each a lone number: relaxed. All but left_total_ are written only
   // by the owner (plain load + store); left_total_ by visitors (fetch_add).
@@ -271,6 +326,8 @@ class Room {
   int64_t tokens_at_ms_ = 0;
   int64_t last_sweep_ms_;
   RateWindow rate_window_;
+  HoldWindow holds_;
+  uint64_t random_picks_ = 0;  // random mode: picks so far (the deterministic draw's counter)
   int64_t rate_published_s_ = -1;
   bool positions_moved_ = false;  // since the last hints were emitted
   struct Published {

@@ -88,7 +88,14 @@ Result<TicketDetail> Room::apply_activate(int64_t at_ms, uint64_t seq) {
 uint64_t Room::apply_admit(int64_t at_ms, uint64_t count) {
   return applying(at_ms, [&] {
     drain_inbox();
-    uint64_t n = admit_from_cursor(std::min(count, admission_budget(at_ms, false)));
+    if (mode() == RoomMode::kQueueAll || event_holds_admission(at_ms)) count = 0;
+    count = std::min(count, admission_budget(at_ms, false));
+    uint64_t n = 0;
+    if (mode() == RoomMode::kRandom) {
+      n = admit_random(count);
+      count = 0;
+    }
+    n += admit_from_cursor(count);
     if (n != 0) publish_rate(at_ms);  // as admit() does: the rate is known at once
     emit_changes();
     return n;
@@ -162,9 +169,14 @@ Room::Due Room::decide(int64_t now_ms, bool sweep) {
         }
       }
     }
+    if (base_.event.exists()) {
+      if (const RoomEvent::Phase p = due_phase(now_ms); p > base_.event.phase) d.phase = p;
+    }
     const bool is_auto =
         admission_.load(std::memory_order_relaxed) == static_cast<uint8_t>(AdmissionMode::kAuto);
-    if (is_auto && admit_per_second_.load(std::memory_order_relaxed) != 0) {
+    const RoomMode m = mode();
+    if (is_auto && admit_per_second_.load(std::memory_order_relaxed) != 0 &&
+        m != RoomMode::kPassthrough && m != RoomMode::kQueueAll && !event_holds_admission(now_ms)) {
       // What capacity and the token bucket allow, for as many as wait; the tokens are taken
       // now, as the admission is proposed (applying it does not take them again).
       uint64_t n = std::min(admission_budget(now_ms, true), line_.waiting());

@@ -20,17 +20,32 @@ void owner_sub(std::atomic<uint64_t>& counter, uint64_t delta) {
 
 }  // namespace
 
-void Room::set_config(const RoomConfig& c, bool journal_it) {
+void Room::set_config(const RoomConfig& given, bool journal_it) {
   with_owner([&] {
-    capacity_.store(c.capacity, std::memory_order_relaxed);
-    admission_.store(static_cast<uint8_t>(c.admission), std::memory_order_relaxed);
-    admit_per_second_.store(c.admit_per_second, std::memory_order_relaxed);
+    RoomConfig c = given;
+    {
+      std::lock_guard lock(config_mu_);
+      // The same event (same seed) keeps how far it got: a configuration written before a
+      // phase change (an operator's PUT racing the start) must not take the event back.
+      const RoomEvent& was = base_.event;
+      if (c.event.exists() && was.exists() && c.event.seed == was.seed &&
+          was.phase > c.event.phase) {
+        c.event.phase = was.phase;
+        c.event.prequeue_seq = was.prequeue_seq;
+        c.event.start_seq = was.start_seq;
+      }
+      base_ = c;
+    }
     allowed_ttl_s_.store(c.allowed_ttl_seconds, std::memory_order_relaxed);
     session_ttl_s_.store(c.session_ttl_seconds, std::memory_order_relaxed);
     heartbeat_timeout_s_.store(c.heartbeat_timeout_seconds, std::memory_order_relaxed);
     max_waiting_.store(c.max_waiting, std::memory_order_relaxed);
     trust_user_.store(c.trust_user, std::memory_order_relaxed);
-    tokens_ = std::min<double>(tokens_, c.admit_per_second);
+    prequeue_seq_.store(c.event.prequeue_seq, std::memory_order_relaxed);
+    start_seq_.store(c.event.start_seq, std::memory_order_relaxed);
+    opens_at_ms_.store(c.event.start_at_ms, std::memory_order_relaxed);
+    event_phase_.store(static_cast<uint8_t>(c.event.phase), std::memory_order_release);
+    apply_settings();
     if (journal_it) {
       Change ch = change(Change::Kind::kRoomPut, 0);
       ch.config = &c;
@@ -131,12 +146,16 @@ void Room::drain_inbox() {
   }
   for (uint64_t seq : scratch_holes_) {
     Slot* s = line_.find(seq);
-    line_.add_hole(seq, *s);
+    count_hole(seq, *s);
     positions_moved_ = true;
     on_ended(seq, *s);
   }
   owner_sub(in_use_, scratch_freed_.size());
-  for (uint64_t seq : scratch_freed_) on_ended(seq, *line_.find(seq));
+  for (uint64_t seq : scratch_freed_) {
+    Slot* s = line_.find(seq);
+    note_freed(*s);
+    on_ended(seq, *s);
+  }
   scratch_holes_.clear();
   scratch_freed_.clear();
 }
@@ -148,15 +167,23 @@ void Room::on_ended(uint64_t seq, Slot& slot) {
 
 void Room::pass() {
   drain_inbox();
-  bool is_auto =
+  const int64_t now = now_ms();
+  const bool is_auto =
       admission_.load(std::memory_order_relaxed) == static_cast<uint8_t>(AdmissionMode::kAuto);
+  const RoomMode m = mode();
   // Manual rooms still pass ended tickets at the head, so positions stay cheap to read. A
   // replica admits by itself only what capacity alone decides: admissions an admission rate
   // holds back come as records from the room's decider.
   uint64_t budget = 0;
-  if (is_auto) {
-    const bool rate_capped = admit_per_second_.load(std::memory_order_relaxed) != 0;
-    budget = env_.replica && rate_capped ? 0 : admission_budget(now_ms(), true);
+  if ((is_auto || m == RoomMode::kPassthrough) && m != RoomMode::kQueueAll &&
+      !event_holds_admission(now)) {
+    const bool rate_capped =
+        m != RoomMode::kPassthrough && admit_per_second_.load(std::memory_order_relaxed) != 0;
+    budget = env_.replica && rate_capped ? 0 : admission_budget(now, true);
+  }
+  if (m == RoomMode::kRandom && budget != 0) {
+    admit_random(budget);
+    budget = 0;
   }
   admit_from_cursor(budget);
   emit_changes();
@@ -189,8 +216,12 @@ void Room::expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why) {
   env_.totals.expired[static_cast<int>(why)].fetch_add(1, std::memory_order_relaxed);
   if (holds_slot(was)) {
     owner_sub(in_use_, 1);
+    note_freed(slot);
+    // No-show compensation: an admission nobody used is given back to the rate.
+    const uint32_t aps = admit_per_second_.load(std::memory_order_relaxed);
+    if (why == EndReason::kAllowedUnused && aps != 0) tokens_ = std::min<double>(aps, tokens_ + 1);
   } else {
-    line_.add_hole(seq, slot);
+    count_hole(seq, slot);
     positions_moved_ = true;
   }
   sink_.emit(ticket_event(Event::Kind::kExpired, seq, slot, why));
@@ -199,6 +230,7 @@ void Room::expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why) {
 
 uint64_t Room::admission_budget(int64_t now_ms, bool rate_capped) {
   uint64_t budget = std::numeric_limits<uint64_t>::max();
+  if (mode() == RoomMode::kPassthrough) return budget;
   uint32_t cap = capacity_.load(std::memory_order_relaxed);
   if (cap != 0) {
     uint64_t used = in_use_.load(std::memory_order_relaxed);
@@ -214,43 +246,63 @@ uint64_t Room::admission_budget(int64_t now_ms, bool rate_capped) {
   return budget;
 }
 
+bool Room::abandoned(const Slot& s, uint32_t now) const {
+  const uint32_t seen =
+      std::atomic_ref<const uint32_t>(s.last_seen).load(std::memory_order_relaxed);
+  // On a replica, `seen` is what the seen-reports applied so far say, `now` the record's time.
+  return ticks_since(now, seen) >=
+         int64_t{heartbeat_timeout_s_.load(std::memory_order_relaxed)} * 10;
+}
+
+bool Room::admit_one(uint64_t seq, Slot& s, uint8_t& packed, uint32_t now) {
+  std::atomic_ref<uint32_t>(s.admitted_at).store(now, std::memory_order_relaxed);
+  // The CAS (release) publishes admitted_at with the ALLOWED state.
+  if (!cas_state(s, packed, pack_state(TicketState::kAllowed, EndReason::kNone))) {
+    return false;  // the visitor left first; `packed` now says so
+  }
+  journal(change(Change::Kind::kAdmit, seq));
+  holders_.push_back(seq);
+  owner_add(in_use_, 1);
+  sink_.emit(ticket_event(Event::Kind::kAdmitted, seq, s, EndReason::kNone));
+  return true;
+}
+
 // Walks from the cursor: admits WAITING tickets while the budget lasts, expires abandoned
 // ones on the way (they are never admitted), and passes tickets that already ended. Stops at
 // a WAITING ticket once the budget is spent, or at a claimed but unpublished slot: nothing
-// behind an unpublished join may overtake it.
+// behind an unpublished join may overtake it. A drawn pre-queue is taken in drawn order when
+// the walk reaches it, and the walk goes on past it only once it is all admitted or gone.
 uint64_t Room::admit_from_cursor(uint64_t budget) {
-  const uint64_t end = line_.claimed();
   const uint32_t now = now_tick();
-  const int64_t abandon_after = int64_t{heartbeat_timeout_s_.load(std::memory_order_relaxed)} * 10;
+  DrawLine* draw = draw_.load(std::memory_order_relaxed);
   uint64_t seq = line_.cursor();
   uint64_t admitted = 0;
-  for (; seq < end; ++seq) {
-    Slot* s = line_.find(seq);
-    if (s == nullptr) break;
-    if (Line::is_sentinel(s)) {  // a segment of ended tickets: pass it whole
-      seq = line_.skip_ended(seq) - 1;
-      continue;
+  for (bool in_draw = false;;) {
+    // Stop at the drawn pre-queue while some of it waits.
+    const bool to_draw = draw != nullptr && !in_draw && draw->cursor() < draw->size();
+    const uint64_t end = to_draw ? std::min(line_.claimed(), draw->first_seq()) : line_.claimed();
+    for (; seq < end; ++seq) {
+      Slot* s = line_.find(seq);
+      if (s == nullptr) break;
+      if (Line::is_sentinel(s)) {  // a segment of ended tickets: pass it whole
+        seq = line_.skip_ended(seq) - 1;
+        continue;
+      }
+      uint8_t packed = load_state(*s);
+      if (packed == 0) break;
+      if (state_of(packed) != TicketState::kWaiting) continue;
+      if (abandoned(*s, now)) {
+        expire(seq, *s, packed, EndReason::kAbandoned);
+        continue;  // expired by us, or left by its visitor in the meantime
+      }
+      if (admitted == budget) break;
+      if (admit_one(seq, *s, packed, now)) ++admitted;
     }
-    uint8_t packed = load_state(*s);
-    if (packed == 0) break;
-    if (state_of(packed) != TicketState::kWaiting) continue;
-    uint32_t seen = std::atomic_ref<const uint32_t>(s->last_seen).load(std::memory_order_relaxed);
-    // On a replica, `seen` is what the seen-reports applied so far say, `now` the record's time.
-    if (ticks_since(now, seen) >= abandon_after) {
-      expire(seq, *s, packed, EndReason::kAbandoned);
-      continue;  // expired by us, or left by its visitor in the meantime
-    }
-    if (admitted == budget) break;
-    std::atomic_ref<uint32_t>(s->admitted_at).store(now, std::memory_order_relaxed);
-    // The CAS (release) publishes admitted_at with the ALLOWED state.
-    if (!cas_state(*s, packed, pack_state(TicketState::kAllowed, EndReason::kNone))) {
-      continue;  // the visitor left first; `packed` now says so
-    }
-    journal(change(Change::Kind::kAdmit, seq));
-    ++admitted;
-    holders_.push_back(seq);
-    owner_add(in_use_, 1);
-    sink_.emit(ticket_event(Event::Kind::kAdmitted, seq, *s, EndReason::kNone));
+    if (!to_draw || seq != draw->first_seq()) break;
+    // At the drawn pre-queue with every ticket before it passed.
+    admitted += admit_from_draw(budget - admitted);
+    if (draw->cursor() < draw->size()) break;
+    in_draw = true;  // all of it admitted or gone: walk on through its seqs
   }
   if (seq != line_.cursor()) {
     line_.advance_cursor(seq);
@@ -307,6 +359,7 @@ void Room::run(int64_t sweep_interval_ms) {
   }
   with_owner([&] {
     const int64_t now_ms = env_.clock.now_ms();
+    advance_event(now_ms);
     if (now_ms - last_sweep_ms_ >= sweep_interval_ms) {
       drain_inbox();  // a ticket that left is not expired as well
       sweep();
@@ -322,7 +375,15 @@ uint64_t Room::admit(uint64_t count) {
   return with_owner([&] {
     drain_inbox();
     const int64_t now_ms = this->now_ms();
-    uint64_t n = admit_from_cursor(std::min(count, admission_budget(now_ms, false)));
+    if (!env_.replica) advance_event(now_ms);
+    if (mode() == RoomMode::kQueueAll || event_holds_admission(now_ms)) count = 0;
+    count = std::min(count, admission_budget(now_ms, false));
+    uint64_t n = 0;
+    if (mode() == RoomMode::kRandom) {
+      n = admit_random(count);
+      count = 0;
+    }
+    n += admit_from_cursor(count);
     // Republish the rate when it was unknown or a new second began; run() refreshes it on
     // every pass anyway, so an operator admitting one at a time does not pay for it each call.
     if (n != 0 &&
@@ -337,6 +398,7 @@ uint64_t Room::admit(uint64_t count) {
 void Room::publish_rate(int64_t now_ms) {
   rate_.store(rate_window_.per_second(now_ms), std::memory_order_relaxed);
   rate_published_s_ = now_ms / 1000;
+  publish_pace(now_ms);
 }
 
 uint64_t Room::clear() {
@@ -346,7 +408,7 @@ uint64_t Room::clear() {
     std::vector<uint64_t> seqs;
     for_each_waiting([&](uint64_t seq, Slot& s, uint8_t packed) {
       if (!cas_state(s, packed, cleared)) return;  // the visitor left first
-      line_.add_hole(seq, s);
+      count_hole(seq, s);
       seqs.push_back(seq);
       on_ended(seq, s);
     });

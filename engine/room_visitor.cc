@@ -22,16 +22,8 @@ Room::Room(std::string name, const RoomConfig& config, const RoomEnv& env, Event
 }
 
 RoomConfig Room::config() const {
-  RoomConfig c;
-  c.capacity = capacity_.load(std::memory_order_relaxed);
-  c.admission = static_cast<AdmissionMode>(admission_.load(std::memory_order_relaxed));
-  c.admit_per_second = admit_per_second_.load(std::memory_order_relaxed);
-  c.allowed_ttl_seconds = allowed_ttl_s_.load(std::memory_order_relaxed);
-  c.session_ttl_seconds = session_ttl_s_.load(std::memory_order_relaxed);
-  c.heartbeat_timeout_seconds = heartbeat_timeout_s_.load(std::memory_order_relaxed);
-  c.max_waiting = max_waiting_.load(std::memory_order_relaxed);
-  c.trust_user = trust_user_.load(std::memory_order_relaxed);
-  return c;
+  std::lock_guard lock(config_mu_);
+  return base_;
 }
 
 RoomCounters Room::counters() const {
@@ -86,6 +78,9 @@ std::string_view Room::user_of(const void* room, uint64_t seq) {
 }
 
 bool Room::might_admit() const {
+  const RoomMode m = mode();
+  if (m == RoomMode::kPassthrough) return true;
+  if (m == RoomMode::kQueueAll) return false;
   if (admission_.load(std::memory_order_relaxed) != static_cast<uint8_t>(AdmissionMode::kAuto))
     return false;
   uint32_t cap = capacity_.load(std::memory_order_relaxed);
@@ -103,6 +98,9 @@ Status Room::refuse_if_full() const {
 Result<JoinResult> Room::join(const JoinRequest& req) { return join_as(req, nullptr); }
 
 Result<JoinResult> Room::join_as(const JoinRequest& req, const Tag* tag) {
+  if (mode() == RoomMode::kReject) {
+    return Status(Code::kRoomClosed, "room '" + name_ + "' is closed: it takes no one now");
+  }
   JoinResult r;
   uint64_t seq = 0;
   if (req.user.empty()) {
@@ -168,9 +166,17 @@ TicketView Room::view_of(uint64_t seq, const Slot& slot, uint8_t packed,
   v.active = in_use_.load(std::memory_order_relaxed);
   v.capacity = capacity_.load(std::memory_order_relaxed);
   if (v.state == TicketState::kWaiting) {
-    v.position = line_.waiting_before(seq) + 1;
-    double rate = rate_.load(std::memory_order_relaxed);
-    if (rate > 0) v.eta_seconds = static_cast<double>(v.position) / rate;
+    v.position = position_of(seq, &v.position_hidden);
+    if (v.position_hidden) {
+      if (seq >= prequeue_seq_.load(std::memory_order_relaxed) &&
+          event_phase_.load(std::memory_order_acquire) ==
+              static_cast<uint8_t>(RoomEvent::Phase::kPrequeue)) {
+        v.opens_at_ms = opens_at_ms_.load(std::memory_order_relaxed);
+      }
+    } else if (auto w = wait_for(v.position, pace_.load(std::memory_order_relaxed))) {
+      v.eta_seconds = w->low;
+      v.eta_high_seconds = w->high;
+    }
   } else if (holds_slot(v.state)) {
     v.eta_seconds = 0.0;
     v.admitted_at_ms = tick_to_ms(

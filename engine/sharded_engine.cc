@@ -14,8 +14,13 @@ ShardedEngine::ShardedEngine(EngineOptions o, bool replica)
     : options_(std::move(o)),
       clock_(options_.clock ? options_.clock : std::make_shared<SteadyClock>()),
       codec_(options_.id_key ? IdCodec(*options_.id_key) : IdCodec()),
-      env_{codec_,           *clock_, replica ? nullptr : options_.journal,
-           clock_->now_ms(), totals_, replica},
+      env_{codec_,
+           *clock_,
+           replica ? nullptr : options_.journal,
+           clock_->now_ms(),
+           totals_,
+           replica,
+           options_.wall_minus_engine_ms.value_or(WallClock().now_ms() - clock_->now_ms())},
       registry_(options_.max_rooms) {
   unsigned n =
       options_.shards != 0 ? options_.shards : std::max(1u, std::thread::hardware_concurrency());
@@ -132,6 +137,23 @@ Status ShardedEngine::restore_room(std::string_view name, const RoomConfig& conf
   auto room = make_room(name, config);
   if (Status st = room->restore(tickets); !st.is_ok()) return st;
   return add_room(std::move(room));
+}
+
+Result<DrawInfo> ShardedEngine::draw(std::string_view name) const {
+  return in_room(name, [&](Room& r) -> Result<DrawInfo> {
+    auto d = r.draw_info();
+    if (!d) return Status(Code::kWrongState, "the room's event has not drawn yet");
+    return std::move(*d);
+  });
+}
+
+Status ShardedEngine::restore_draw(std::string_view name, const std::vector<uint64_t>& refs) {
+  if (env_.replica) return replica_refuses();
+  epoch::Guard pinned;
+  Room* r = registry_.find(name);
+  if (r == nullptr) return no_room(name);
+  r->restore_draw(refs);
+  return Status::ok();
 }
 
 Result<std::vector<RestoredTicket>> ShardedEngine::export_tickets(std::string_view name) const {

@@ -20,6 +20,8 @@ const char* code_name(Code code) {
       return "unavailable";
     case Code::kStorageFailed:
       return "storage_failed";
+    case Code::kRoomClosed:
+      return "room_closed";
   }
   return "unknown";
 }

@@ -17,6 +17,7 @@ enum class Code {
   kWrongState,     // e.g. activating a ticket that is still waiting
   kUnavailable,    // the engine cannot take writes now (e.g. a cluster node without Redis)
   kStorageFailed,  // a write could not be made durable (the log failed)
+  kRoomClosed,     // the room is in reject mode: joins are refused
 };
 
 // Stable snake_case name of a code, used in the HTTP error body.

@@ -87,6 +87,16 @@ void encode_change(const Change& c, int64_t wall_minus_engine_ms, std::string* o
       type = 9;
       put_clear_seqs(&p, c.room, wall, c.seqs);
       break;
+    case Change::Kind::kDraw:
+      for (size_t from = 0; from < c.seqs.size() || from == 0; from += kDrawRefsPerRecord) {
+        const size_t n = std::min(kDrawRefsPerRecord, c.seqs.size() - from);
+        encode(Draw{std::string(c.room), from,
+                    std::vector<uint64_t>(c.seqs.begin() + static_cast<ptrdiff_t>(from),
+                                          c.seqs.begin() + static_cast<ptrdiff_t>(from + n))},
+               out);
+        if (n == 0) break;
+      }
+      return;
   }
   logfmt::append_record(out, type, p);
 }
@@ -127,6 +137,14 @@ void encode(const Any& any, std::string* out) {
   } else if (const auto* cs = std::get_if<ClearSeqs>(&any)) {
     type = 9;
     put_clear_seqs(&p, cs->room, cs->wall_ms, cs->seqs);
+  } else if (const auto* dr = std::get_if<Draw>(&any)) {
+    type = 10;
+    put_string(&p, dr->room);
+    put_varint(&p, dr->first_rank);
+    put_varint(&p, dr->refs.size());
+    for (uint64_t ref : dr->refs) {
+      for (int byte = 7; byte >= 0; --byte) p.push_back(static_cast<char>(ref >> (8 * byte)));
+    }
   }
   logfmt::append_record(out, type, p);
 }
@@ -214,10 +232,26 @@ std::optional<Any> parse_clear_seqs(In& in) {
   return c;
 }
 
+std::optional<Any> parse_draw(In& in) {
+  Draw d;
+  uint64_t n = 0;
+  if (!in.string(&d.room) || !in.varint(&d.first_rank) || !in.varint(&n) || n > in.left() / 8) {
+    return std::nullopt;
+  }
+  d.refs.resize(n);
+  for (uint64_t& ref : d.refs) {
+    uint8_t b[8];
+    if (!in.bytes(b, 8)) return std::nullopt;
+    for (uint8_t x : b) ref = (ref << 8) | x;
+  }
+  return d;
+}
+
 using Parser = std::optional<Any> (*)(In&);
 constexpr Parser kParsers[] = {
     nullptr,     parse_meta,  parse_room_put,       parse_room_delete,  parse_join,
-    parse_state, parse_clear, parse_snapshot_begin, parse_snapshot_end, parse_clear_seqs};
+    parse_state, parse_clear, parse_snapshot_begin, parse_snapshot_end, parse_clear_seqs,
+    parse_draw};
 
 }  // namespace
 

@@ -16,6 +16,9 @@
 //   8 snap_end     CRC32C of every byte from snap_begin's header to snap_end's header
 //   9 clear_seqs   room, wall-clock ms, count, then each cleared seq as the difference
 //                  from the one before (the first from 0)
+//  10 draw         (version 3) room, first rank, count, then each ref as 8 bytes big-endian:
+//                  the refs of a room's drawn pre-queue from that rank on, in drawn order (a
+//                  draw of more than kDrawRefsPerRecord refs takes several records)
 // Payloads are varints (unsigned LEB128) and length-prefixed strings, in the order above.
 #pragma once
 
@@ -33,7 +36,7 @@
 
 namespace anteroom::logrec {
 
-constexpr uint32_t kVersion = 2;        // what this build writes
+constexpr uint32_t kVersion = 3;        // what this build writes
 constexpr uint32_t kOldestVersion = 1;  // the oldest it reads
 
 struct Meta {
@@ -71,6 +74,12 @@ struct ClearSeqs {
   int64_t wall_ms = 0;
   std::vector<uint64_t> seqs;  // ascending
 };
+struct Draw {
+  std::string room;
+  uint64_t first_rank = 0;
+  std::vector<uint64_t> refs;
+};
+constexpr size_t kDrawRefsPerRecord = 1 << 20;  // 8 MiB of refs, within kMaxPayload
 struct SnapshotBegin {
   std::string magic = "ANTEROOM-SNAPSHOT";
   uint32_t version = kVersion;
@@ -79,11 +88,11 @@ struct SnapshotEnd {
   uint32_t crc = 0;
 };
 using Any = std::variant<Meta, RoomPut, RoomDelete, Join, StateChange, Clear, SnapshotBegin,
-                         SnapshotEnd, ClearSeqs>;
+                         SnapshotEnd, ClearSeqs, Draw>;
 
 // Appends `r` as one framed record.
 void encode(const Any& r, std::string* out);
-// Appends a journal change as one framed record; engine-clock times become wall-clock ones
+// Appends a journal change as framed records (a draw may take several); engine-clock times become wall-clock ones
 // by adding `wall_minus_engine_ms`. Allocates nothing beyond *out's growth.
 void encode_change(const Change& c, int64_t wall_minus_engine_ms, std::string* out);
 // The record's content; kInvalidArgument if the payload does not parse.

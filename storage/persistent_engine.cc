@@ -101,11 +101,13 @@ Result<std::unique_ptr<Engine>> open_persistent_engine(const PersistenceOptions&
   parts.journal =
       std::make_unique<LogJournal>(*parts.log, -engine_minus_wall, engine_options.journal);
   engine_options.id_key = key;
+  engine_options.wall_minus_engine_ms = -engine_minus_wall;
   engine_options.journal = parts.journal.get();
   auto inner = make_sharded_engine(engine_options);
   for (const auto& [name, room] : recovery.rooms()) {
     Status st = inner->restore_room(name, room.config,
                                     logrec::Recovery::tickets_for_restore(room, engine_minus_wall));
+    if (st.is_ok() && !room.draw_refs.empty()) st = inner->restore_draw(name, room.draw_refs);
     if (!st.is_ok())
       return Status(Code::kUnavailable, "recovering room '" + name + "': " + st.message());
   }

@@ -54,6 +54,13 @@ std::string Snapshotter::encode_state(uint64_t* tickets) const {
     auto live = engine_.export_tickets(room.name);
     if (!live.is_ok()) continue;  // deleted meanwhile; its delete record follows
     encode(RoomPut{room.name, room.config}, &out);
+    if (auto d = engine_.draw(room.name); d.is_ok()) {
+      Change c;
+      c.kind = Change::Kind::kDraw;
+      c.room = room.name;
+      c.seqs = d->refs;
+      encode_change(c, 0, &out);
+    }
     for (const RestoredTicket& t : live.value()) {
       encode(Join{room.name, t.seq, t.tag, t.user, 0, t.key_hash}, &out);
       const int64_t admitted_wall = t.admitted_at_ms - engine_minus_wall_ms_;

@@ -130,6 +130,7 @@ ApiResponse engine_error(const Status& st) {
     case Code::kRoomFull:
     case Code::kUnavailable:
     case Code::kStorageFailed:
+    case Code::kRoomClosed:
       status = 503;
       break;
     case Code::kWrongState:

@@ -1,0 +1,39 @@
+// The provably fair draw of SPEC section 8: public ticket refs, the seed's commitment, and the
+// order a seed gives a set of refs. docs/fairness.md shows how anyone checks a draw.
+//
+//   ref(ticket)   = lowercase hex of the first 8 bytes of SHA-256(ticket id)
+//   commitment    = SHA-256(seed bytes), shown from the moment the event is set
+//   order         = refs by ascending HMAC-SHA256(key = seed bytes, message = ref as ASCII),
+//                   compared as bytes (the same as comparing their lowercase hex)
+//
+// Thread safety: free functions, no shared state.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace anteroom {
+
+using Seed = std::array<uint8_t, 32>;
+using Digest = std::array<uint8_t, 32>;
+
+// The ref of a ticket id, as a number: its first 8 SHA-256 bytes, big-endian.
+uint64_t ticket_ref(std::string_view ticket_id);
+// 16 lowercase hex digits.
+std::string ref_hex(uint64_t ref);
+// Lowercase hex of any bytes.
+std::string to_hex(const uint8_t* data, size_t n);
+Digest sha256(const uint8_t* data, size_t n);
+// A fresh seed from OpenSSL's CSPRNG.
+Seed random_seed();
+
+// Positions of `refs` in drawn order: out[k] is the index into `refs` of the k-th drawn.
+// Equal refs (never seen in practice: 64-bit) keep their input order. Uses `threads` threads
+// for the HMACs (0: the hardware's).
+std::vector<uint32_t> draw_order(const Seed& seed, const std::vector<uint64_t>& refs,
+                                 unsigned threads = 0);
+
+}  // namespace anteroom
