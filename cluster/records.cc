@@ -61,6 +61,7 @@ void put_op(std::string* out, const Op& op) {
         } else if constexpr (std::is_same_v<T, op::Admit>) {
           put_varint(out, kAdmit);
           put_varint(out, o.count);
+          put_varint(out, o.owed);
         } else if constexpr (std::is_same_v<T, op::Expire>) {
           put_varint(out, kExpire);
           put_varint(out, o.seq);
@@ -126,8 +127,10 @@ bool read_op(codec::Reader& in, Op* op) {
       return in.varint(&std::get<op::Activate>(*op).seq);
     }
     case kAdmit: {
-      *op = op::Admit{};
-      return in.varint(&std::get<op::Admit>(*op).count);
+      op::Admit a;
+      if (!in.varint(&a.count) || !in.varint(&a.owed) || a.owed > a.count) return false;
+      *op = a;
+      return true;
     }
     case kExpire: {
       op::Expire e;

@@ -47,6 +47,7 @@ struct Activate {  // first use at the protected service (ALLOWED -> ACTIVE)
 };
 struct Admit {  // up to `count` of the next WAITING tickets, within capacity
   uint64_t count = 0;
+  uint64_t owed = 0;  // of which owed for no-shows (the decider's), taken from what is owed
 };
 struct Expire {  // applied only if still due by the record's time
   uint64_t seq = 0;

@@ -42,7 +42,7 @@ Applied apply_to(Room& r, int64_t at, const Op& op) {
           [&](const op::Activate& x) { return with_ticket(r.apply_activate(at, x.seq)); },
           [&](const op::Admit& x) {
             Applied a;
-            a.count = r.apply_admit(at, x.count);
+            a.count = r.apply_admit(at, x.count, x.owed);
             return a;
           },
           [&](const op::Expire& e) {
@@ -96,7 +96,7 @@ std::vector<Op> ShardedEngine::decide(std::string_view room, int64_t now_ms, boo
   Room::Due due = r->decide(now_ms, sweep);
   for (const auto& [seq, why] : due.expire) out.emplace_back(op::Expire{seq, why});
   if (due.phase) out.emplace_back(op::EventPhase{*due.phase});
-  if (due.admit != 0) out.emplace_back(op::Admit{due.admit});
+  if (due.admit != 0) out.emplace_back(op::Admit{due.admit, due.owed});
   return out;
 }
 

@@ -107,7 +107,7 @@ class Room {
   Result<JoinResult> apply_join(int64_t at_ms, const Tag& tag, const JoinRequest& request);
   Result<TicketDetail> apply_leave(int64_t at_ms, uint64_t seq);
   Result<TicketDetail> apply_activate(int64_t at_ms, uint64_t seq);
-  uint64_t apply_admit(int64_t at_ms, uint64_t count);
+  uint64_t apply_admit(int64_t at_ms, uint64_t count, uint64_t owed = 0);
   void apply_expire(int64_t at_ms, uint64_t seq, EndReason why);
   void apply_seen(int64_t at_ms, const std::vector<uint64_t>& seqs);
   uint64_t apply_clear(int64_t at_ms);
@@ -126,6 +126,7 @@ class Room {
   struct Due {
     std::vector<std::pair<uint64_t, EndReason>> expire;
     uint64_t admit = 0;
+    uint64_t owed = 0;  // of `admit`, owed for no-shows
     std::optional<RoomEvent::Phase> phase;  // the event's next phase, when its time has come
   };
   Due decide(int64_t now_ms, bool sweep);
@@ -323,6 +324,10 @@ class Room {
   std::vector<uint64_t> holders_;  // seqs admitted and maybe still holding a slot
   std::vector<uint64_t> scratch_holes_, scratch_freed_;  // drain_inbox's swap partners
   double tokens_ = 0;                                    // admit_per_second token bucket
+  // No-show compensation: admissions that expired unused, owed on top of the rate. Counted
+  // alike on every replica (applying the expiry), taken as admissions are applied.
+  uint64_t owed_ = 0;
+  void take_tokens(uint64_t admitted);
   int64_t tokens_at_ms_ = 0;
   int64_t last_sweep_ms_;
   RateWindow rate_window_;

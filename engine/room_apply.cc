@@ -85,8 +85,9 @@ Result<TicketDetail> Room::apply_activate(int64_t at_ms, uint64_t seq) {
   });
 }
 
-uint64_t Room::apply_admit(int64_t at_ms, uint64_t count) {
+uint64_t Room::apply_admit(int64_t at_ms, uint64_t count, uint64_t owed) {
   return applying(at_ms, [&] {
+    owed_ -= std::min(owed_, owed);  // every replica alike: the decider said how many
     drain_inbox();
     if (mode() == RoomMode::kQueueAll || event_holds_admission(at_ms)) count = 0;
     count = std::min(count, admission_budget(at_ms, false));
@@ -180,7 +181,8 @@ Room::Due Room::decide(int64_t now_ms, bool sweep) {
       // What capacity and the token bucket allow, for as many as wait; the tokens are taken
       // now, as the admission is proposed (applying it does not take them again).
       uint64_t n = std::min(admission_budget(now_ms, true), line_.waiting());
-      tokens_ = std::max(0.0, tokens_ - static_cast<double>(n));
+      d.owed = std::min(n, owed_);
+      tokens_ = std::max(0.0, tokens_ - static_cast<double>(n - d.owed));
       d.admit = n;
     }
     return d;

@@ -279,7 +279,7 @@ uint64_t Room::admit_random(uint64_t budget) {
   }
   if (admitted != 0) {
     owner_add(admitted_total_, admitted);
-    if (!env_.replica) tokens_ = std::max(0.0, tokens_ - static_cast<double>(admitted));
+    take_tokens(admitted);
     rate_window_.record(now_ms(), admitted);
     env_.totals.admitted.fetch_add(admitted, std::memory_order_relaxed);
     positions_moved_ = true;

@@ -218,8 +218,9 @@ void Room::expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why) {
     owner_sub(in_use_, 1);
     note_freed(slot);
     // No-show compensation: an admission nobody used is given back to the rate.
-    const uint32_t aps = admit_per_second_.load(std::memory_order_relaxed);
-    if (why == EndReason::kAllowedUnused && aps != 0) tokens_ = std::min<double>(aps, tokens_ + 1);
+    if (why == EndReason::kAllowedUnused && admit_per_second_.load(std::memory_order_relaxed) != 0) {
+      ++owed_;
+    }
   } else {
     count_hole(seq, slot);
     positions_moved_ = true;
@@ -241,7 +242,7 @@ uint64_t Room::admission_budget(int64_t now_ms, bool rate_capped) {
     double elapsed_s = static_cast<double>(now_ms - tokens_at_ms_) / 1000.0;
     tokens_ = std::min<double>(aps, tokens_ + elapsed_s * aps);
     tokens_at_ms_ = now_ms;
-    budget = std::min<uint64_t>(budget, static_cast<uint64_t>(std::floor(tokens_)));
+    budget = std::min<uint64_t>(budget, static_cast<uint64_t>(std::floor(tokens_)) + owed_);
   }
   return budget;
 }
@@ -310,12 +311,20 @@ uint64_t Room::admit_from_cursor(uint64_t budget) {
   }
   if (admitted != 0) {
     owner_add(admitted_total_, admitted);
-    // A replica's decider took its tokens when it proposed the admission (decide()).
-    if (!env_.replica) tokens_ = std::max(0.0, tokens_ - static_cast<double>(admitted));
+    take_tokens(admitted);
     rate_window_.record(now_ms(), admitted);
     env_.totals.admitted.fetch_add(admitted, std::memory_order_relaxed);
   }
   return admitted;
+}
+
+// What is owed is taken first. A replica's decider took both when it proposed the admission
+// (decide()); every replica takes what is owed as the record says (apply_admit()).
+void Room::take_tokens(uint64_t admitted) {
+  if (env_.replica) return;
+  const uint64_t from_owed = std::min(owed_, admitted);
+  owed_ -= from_owed;
+  if (!env_.replica) tokens_ = std::max(0.0, tokens_ - static_cast<double>(admitted - from_owed));
 }
 
 void Room::sweep() {

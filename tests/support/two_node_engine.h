@@ -36,6 +36,7 @@ class TwoNodeEngine final : public Engine {
   Status restore_room(std::string_view room, const RoomConfig& config,
                       const std::vector<RestoredTicket>& tickets) override;
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override;
+  Result<DrawInfo> draw(std::string_view room) const override { return next().draw(room); }
   unsigned shard_count() const override { return 1; }
   unsigned shard_of(std::string_view) const override { return 0; }
   void run_shard(unsigned shard) override;
