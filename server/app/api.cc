@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "engine/fair_draw.h"
 #include "server/app/json_text.h"
 #include "server/app/push_hub.h"
 #include "server/app/wait_page.h"
@@ -234,12 +235,30 @@ std::string Api::status_json(std::string_view room, const TicketView& v) const {
   out += id_view(v.id);
   out += R"(","status":")";
   out += state_name(v.state);
-  std::snprintf(buf, sizeof buf,
-                R"(","seq":%llu,"position":%llu,"waiting":%llu,"active":%llu,"capacity":%u,)",
-                static_cast<unsigned long long>(v.seq), static_cast<unsigned long long>(v.position),
+  out += R"(","ref":")";
+  out += ref_hex(ticket_ref(id_view(v.id)));
+  std::snprintf(buf, sizeof buf, R"(","seq":%llu,"position":)",
+                static_cast<unsigned long long>(v.seq));
+  out += buf;
+  if (v.position_hidden) {
+    out += "null";
+  } else {
+    out += std::to_string(v.position);
+  }
+  if (v.opens_at_ms != 0) {
+    out += R"(,"opens_at":")";
+    out += rfc3339(v.opens_at_ms);
+    out += '"';
+  }
+  std::snprintf(buf, sizeof buf, R"(,"waiting":%llu,"active":%llu,"capacity":%u,)",
                 static_cast<unsigned long long>(v.waiting),
                 static_cast<unsigned long long>(v.active), v.capacity);
   out += buf;
+  if (v.eta_high_seconds) {
+    out += R"("eta_high_seconds":)";
+    out += json_number(std::round(*v.eta_high_seconds * 10) / 10);
+    out += ',';
+  }
   out += R"("eta_seconds":)";
   out += v.eta_seconds ? json_number(std::round(*v.eta_seconds * 10) / 10) : "null";
   out += ',';

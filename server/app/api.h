@@ -121,6 +121,8 @@ class Api {
   ApiResponse ticket_read_now(std::string_view room, std::string_view ticket, bool events,
                               bool heartbeat) const;
   ApiResponse cluster_route() const;
+  ApiResponse event_route(const ApiRequest& req, std::string_view room) const;  // event_routes.cc
+  ApiResponse draw_route(std::string_view room) const;
   ApiResponse cookie_route(std::string_view room, std::string_view ticket) const;
   // Operator routes (routes_operator.cc).
   ApiResponse list_rooms() const;
@@ -151,6 +153,8 @@ class Api {
 ApiResponse user_in_line();
 // The error body: {"error":{"code":...,"message":...}}.
 ApiResponse error_response(unsigned status, std::string_view code, std::string_view message);
+// Unix ms as RFC 3339 in UTC with milliseconds ("2026-12-01T01:00:00.000Z").
+std::string rfc3339(int64_t unix_ms);
 // 405 with the Allow header, counted under `r`.
 ApiResponse method_not_allowed(const char* allow, Route r);
 // An engine error as an HTTP error (404 for unknown room or ticket, 503 for a full room...).

@@ -34,6 +34,8 @@ enum class Route : uint8_t {
   kSnapshot,
   kCookie,
   kCluster,
+  kEvent,
+  kDraw,
   kNotFound,
   kCount
 };

@@ -17,6 +17,8 @@ json::object room_json(const RoomInfo& r) {
   o["heartbeat_timeout_seconds"] = r.config.heartbeat_timeout_seconds;
   o["max_waiting"] = r.config.max_waiting;
   o["trust_user"] = r.config.trust_user;
+  o["mode"] = mode_name(r.config.mode);
+  o["event"] = r.config.event.exists() ? json::value(true) : json::value(false);
   const RoomCounters& c = r.counters;
   o["waiting"] = c.waiting;
   o["active"] = c.active;
@@ -76,7 +78,8 @@ constexpr const char* kFields[] = {"capacity",
                                    "session_ttl_seconds",
                                    "heartbeat_timeout_seconds",
                                    "max_waiting",
-                                   "trust_user"};
+                                   "trust_user",
+                                   "mode"};
 
 }  // namespace
 
@@ -104,6 +107,14 @@ bool read_room_fields(const json::object& o, RoomConfig* c, ApiResponse* err) {
   v = c->max_waiting;
   if (!read_uint(o, "max_waiting", RoomConfig::kMaxWaitingCap, &v, err)) return false;
   c->max_waiting = v;
+  if (const json::value* m = o.if_contains("mode")) {
+    if (!m->is_string() || !parse_mode(m->as_string(), &c->mode)) {
+      *err = error_response(400, "invalid_field",
+                            "mode must be one of \"fifo\", \"random\", \"passthrough\", "
+                            "\"reject\", \"queue_all\"");
+      return false;
+    }
+  }
   if (const json::value* a = o.if_contains("admission")) {
     if (a->is_string() && a->as_string() == "auto") {
       c->admission = AdmissionMode::kAuto;

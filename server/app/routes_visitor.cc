@@ -133,6 +133,16 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
     if (what == "verify") return with(verify_route(room, req.body), r);
     return with(clear_route(room), r);
   }
+  if (p.size() == 4 && what == "event") {
+    if (m != "GET" && m != "PUT" && m != "DELETE") {
+      return method_not_allowed("GET, PUT, DELETE", Route::kEvent);
+    }
+    return with(event_route(req, room), Route::kEvent);
+  }
+  if (p.size() == 5 && what == "event" && p[4] == "draw") {
+    if (m != "GET") return method_not_allowed("GET", Route::kDraw);
+    return with(draw_route(room), Route::kDraw);
+  }
   if (p.size() == 4 && what == "ws") {
     if (m != "GET") return method_not_allowed("GET", Route::kWebSocket);
     return with(ws_route(room), Route::kWebSocket);

@@ -72,7 +72,7 @@ TEST_F(HttpApi, JoinStatusAndLeaveWithTheStatusObject) {
   Reply second = client_->request("POST", "/v1/rooms/r/tickets", R"({"user":"b","key":"b-key"})");
   ASSERT_EQ(second.status, 201u);
   EXPECT_EQ(keys(second.body),
-            (std::set<std::string>{"room", "ticket", "status", "seq", "position", "waiting",
+            (std::set<std::string>{"room", "ticket", "status", "ref", "seq", "position", "waiting",
                                    "active", "capacity", "eta_seconds", "poll_after_ms"}));
   // seq is the join order: b joined right after a.
   EXPECT_EQ(std::stoull(field(second.body, "seq")), std::stoull(field(first.body, "seq")) + 1);

@@ -1,0 +1,269 @@
+// Api: a room's scheduled event (PUT, GET, DELETE /v1/rooms/{room}/event) and its draw
+// (GET /v1/rooms/{room}/event/draw), SPEC section 8 and docs/policies.md.
+#include <time.h>
+
+#include <boost/json.hpp>
+#include <cstdio>
+#include <cstdlib>
+
+#include "engine/fair_draw.h"
+#include "server/app/api.h"
+#include "server/app/json_text.h"
+
+namespace anteroom {
+namespace json = boost::json;
+
+namespace {
+
+using Phase = RoomEvent::Phase;
+
+const char* phase_name(Phase p) {
+  switch (p) {
+    case Phase::kScheduled:
+      return "scheduled";
+    case Phase::kPrequeue:
+      return "prequeue";
+    case Phase::kStarted:
+      return "started";
+    case Phase::kEnded:
+      return "ended";
+  }
+  return "unknown";
+}
+
+ApiResponse bad_field(const std::string& field, const std::string& why) {
+  return error_response(400, "invalid_field", field + " " + why);
+}
+
+// An RFC 3339 time ("2026-12-01T10:00:00Z", "...T19:00:00.250+09:00") as Unix ms.
+std::optional<int64_t> parse_time(std::string_view text) {
+  std::string s(text);
+  struct tm tm {};
+  const char* rest = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (rest == nullptr) return std::nullopt;
+  int64_t ms = 0;
+  if (*rest == '.') {
+    int digits = 0;
+    for (++rest; *rest >= '0' && *rest <= '9'; ++rest, ++digits) {
+      if (digits < 3) ms = ms * 10 + (*rest - '0');
+    }
+    if (digits == 0) return std::nullopt;
+    for (; digits < 3; ++digits) ms *= 10;
+  }
+  int64_t offset_s = 0;
+  if (*rest == 'Z' || *rest == 'z') {
+    ++rest;
+  } else if ((*rest == '+' || *rest == '-') && std::strlen(rest) == 6 && rest[3] == ':') {
+    const int sign = *rest == '-' ? -1 : 1;
+    const int h = std::atoi(std::string(rest + 1, 2).c_str());
+    const int m = std::atoi(std::string(rest + 4, 2).c_str());
+    if (h > 23 || m > 59) return std::nullopt;
+    offset_s = sign * (h * 3600 + m * 60);
+    rest += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (*rest != '\0') return std::nullopt;
+  const time_t t = timegm(&tm);
+  if (t == static_cast<time_t>(-1) || tm.tm_year < 100 || tm.tm_year > 1100) return std::nullopt;
+  return (static_cast<int64_t>(t) - offset_s) * 1000 + ms;
+}
+
+bool read_time(const json::object& o, const char* key, bool required, int64_t* out,
+               ApiResponse* err) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr || v->is_null()) {
+    if (required) *err = bad_field(key, "is required (an RFC 3339 time)");
+    return !required;
+  }
+  std::optional<int64_t> t;
+  if (v->is_string()) t = parse_time(v->as_string());
+  if (!t) {
+    *err = bad_field(key, "must be an RFC 3339 time such as \"2026-12-01T10:00:00+09:00\"");
+    return false;
+  }
+  *out = *t;
+  return true;
+}
+
+std::optional<uint32_t> read_u32(const json::object& o, const char* key, bool* ok,
+                                 ApiResponse* err) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  if (v->is_uint64() && v->as_uint64() <= UINT32_MAX) return static_cast<uint32_t>(v->as_uint64());
+  if (v->is_int64() && v->as_int64() >= 0 && v->as_int64() <= UINT32_MAX) {
+    return static_cast<uint32_t>(v->as_int64());
+  }
+  *ok = false;
+  *err = bad_field(key, "must be an integer from 0 to 4294967295");
+  return std::nullopt;
+}
+
+// The event of a PUT body; nullopt with *err the 400 naming the field.
+std::optional<RoomEvent> read_event(const json::object& o, int64_t now_ms, ApiResponse* err) {
+  static constexpr const char* kFields[] = {"prequeue_at", "start_at", "end_at", "shuffle",
+                                            "capacity",    "admit_per_second", "mode"};
+  for (const auto& kv : o) {
+    if (std::find(std::begin(kFields), std::end(kFields), kv.key()) == std::end(kFields)) {
+      *err = error_response(400, "invalid_field", "unknown field '" + std::string(kv.key()) + "'");
+      return std::nullopt;
+    }
+  }
+  RoomEvent e;
+  if (!read_time(o, "prequeue_at", true, &e.prequeue_at_ms, err) ||
+      !read_time(o, "start_at", true, &e.start_at_ms, err) ||
+      !read_time(o, "end_at", false, &e.end_at_ms, err)) {
+    return std::nullopt;
+  }
+  if (const json::value* v = o.if_contains("shuffle")) {
+    if (!v->is_bool()) {
+      *err = bad_field("shuffle", "must be true or false");
+      return std::nullopt;
+    }
+    e.shuffle = v->as_bool();
+  }
+  bool ok = true;
+  e.capacity = read_u32(o, "capacity", &ok, err);
+  if (ok) e.admit_per_second = read_u32(o, "admit_per_second", &ok, err);
+  if (!ok) return std::nullopt;
+  if (const json::value* v = o.if_contains("mode"); v != nullptr && !v->is_null()) {
+    RoomMode m{};
+    if (!v->is_string() || !parse_mode(v->as_string(), &m)) {
+      *err = bad_field("mode",
+                       "must be one of \"fifo\", \"random\", \"passthrough\", \"reject\", "
+                       "\"queue_all\"");
+      return std::nullopt;
+    }
+    e.mode = m;
+  }
+  if (e.start_at_ms <= now_ms) {
+    *err = bad_field("start_at", "is in the past");
+    return std::nullopt;
+  }
+  if (Status st = e.validate(); !st.is_ok()) {
+    *err = error_response(400, "invalid_field", st.message());
+    return std::nullopt;
+  }
+  return e;
+}
+
+}  // namespace
+
+std::string rfc3339(int64_t unix_ms) {
+  const time_t t = static_cast<time_t>(unix_ms / 1000);
+  struct tm tm {};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(unix_ms % 1000));
+  return out;
+}
+
+json::object event_json(std::string_view room, const RoomEvent& e) {
+  json::object o;
+  o["room"] = room;
+  o["prequeue_at"] = rfc3339(e.prequeue_at_ms);
+  o["start_at"] = rfc3339(e.start_at_ms);
+  o["end_at"] = e.end_at_ms != 0 ? json::value(rfc3339(e.end_at_ms)) : json::value(nullptr);
+  o["shuffle"] = e.shuffle;
+  o["capacity"] = e.capacity ? json::value(*e.capacity) : json::value(nullptr);
+  o["admit_per_second"] =
+      e.admit_per_second ? json::value(*e.admit_per_second) : json::value(nullptr);
+  o["mode"] = e.mode ? json::value(mode_name(*e.mode)) : json::value(nullptr);
+  o["phase"] = phase_name(e.phase);
+  const Digest commit = sha256(e.seed.data(), e.seed.size());
+  o["seed_sha256"] = to_hex(commit.data(), commit.size());
+  if (e.shuffle && e.phase >= Phase::kStarted) {
+    o["draw"] = "/v1/rooms/" + std::string(room) + "/event/draw";
+  }
+  return o;
+}
+
+ApiResponse Api::event_route(const ApiRequest& req, std::string_view room) const {
+  const std::string_view m = req.method;
+  auto info = engine_.room_info(room);
+  if (!info.is_ok()) return engine_error(info.status());
+  const RoomEvent& now_event = info->config.event;
+  if (m == "GET") {
+    if (!now_event.exists()) return error_response(404, "no_event", "the room has no event");
+    ApiResponse res;
+    res.body = json::serialize(event_json(room, now_event));
+    return res;
+  }
+  // PUT and DELETE: the operator's.
+  if (!authorized(req.authorization)) return unauthorized();
+  const bool under_way = now_event.exists() && now_event.phase != Phase::kEnded &&
+                         (now_event.phase != Phase::kScheduled || now_ms() >= now_event.prequeue_at_ms);
+  RoomConfig c = info->config;
+  unsigned ok_status = 204;
+  if (m == "DELETE") {
+    if (!now_event.exists()) return error_response(404, "no_event", "the room has no event");
+    c.event = RoomEvent{};
+  } else {
+    ApiResponse err;
+    auto o = parse_object(req.body, &err, false);
+    if (!o) return err;
+    auto e = read_event(*o, now_ms(), &err);
+    if (!e) return err;
+    if (under_way) {
+      return bad_field("prequeue_at",
+                       "cannot change: the room's event is under way (phase " +
+                           std::string(phase_name(now_event.phase)) + "); DELETE it first");
+    }
+    e->seed = random_seed();  // committed now, shown after the start
+    c.event = *e;
+    ok_status = now_event.exists() ? 200 : 201;
+  }
+  return answer_when([&](const Respond& respond) {
+    engine_.put_room_async(room, c, [this, room = std::string(room), ok_status,
+                                     respond](const Status& st) {
+      if (!st.is_ok()) {
+        return respond(st.code() == Code::kInvalidArgument
+                           ? error_response(400, "invalid_field", st.message())
+                           : engine_error(st));
+      }
+      ApiResponse res;
+      res.status = ok_status;
+      if (ok_status != 204) {
+        auto after = engine_.room_info(room);
+        if (!after.is_ok()) return respond(engine_error(after.status()));
+        res.body = json::serialize(event_json(room, after->config.event));
+      }
+      respond(std::move(res));
+    });
+  });
+}
+
+ApiResponse Api::draw_route(std::string_view room) const {
+  auto d = engine_.draw(room);
+  if (!d.is_ok()) {
+    if (d.code() == Code::kWrongState) {
+      return error_response(404, "not_drawn", "the room's event has not drawn yet");
+    }
+    return engine_error(d.status());
+  }
+  const Seed& seed = d->event.seed;
+  const Digest commit = sha256(seed.data(), seed.size());
+  std::string out;
+  out.reserve(200 + 19 * d->refs.size());
+  out += R"({"room":")";
+  out += room;
+  out += R"(","seed":")";
+  out += to_hex(seed.data(), seed.size());
+  out += R"(","seed_sha256":")";
+  out += to_hex(commit.data(), commit.size());
+  out += R"(","order":[)";
+  for (size_t i = 0; i < d->refs.size(); ++i) {
+    if (i != 0) out += ',';
+    out += '"';
+    out += ref_hex(d->refs[i]);
+    out += '"';
+  }
+  out += "]}";
+  ApiResponse res;
+  res.body = std::move(out);
+  return res;
+}
+
+}  // namespace anteroom
