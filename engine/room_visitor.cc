@@ -165,6 +165,7 @@ TicketView Room::view_of(uint64_t seq, const Slot& slot, uint8_t packed,
   v.waiting = line_.waiting();
   v.active = in_use_.load(std::memory_order_relaxed);
   v.capacity = capacity_.load(std::memory_order_relaxed);
+  v.mode = mode();
   if (v.state == TicketState::kWaiting) {
     v.position = position_of(seq, &v.position_hidden);
     if (v.position_hidden) {

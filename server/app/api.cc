@@ -245,6 +245,11 @@ std::string Api::status_json(std::string_view room, const TicketView& v) const {
   } else {
     out += std::to_string(v.position);
   }
+  if (v.mode != RoomMode::kFifo) {
+    out += R"(,"mode":")";
+    out += mode_name(v.mode);
+    out += '"';
+  }
   if (v.opens_at_ms != 0) {
     out += R"(,"opens_at":")";
     out += rfc3339(v.opens_at_ms);

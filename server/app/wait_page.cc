@@ -30,7 +30,11 @@ button{margin-top:1rem;padding:.6rem 1.2rem;border:0;border-radius:8px;backgroun
 <div class="row"><span id="eta-label"></span><span id="eta">-</span></div>
 <div class="bar"><div id="progress"></div></div>
 <p class="note" id="message"></p>
+<p class="note" id="countdown" hidden></p>
+<p class="note" id="drawn" hidden><a id="draw-link"></a></p>
+<button id="notify" hidden></button>
 <button id="retry" hidden></button>
+<p class="note" id="ref"></p>
 </main>
 <script>
 const ROOM = "%ROOM%", RETURN_TO = %RETURN%, T = %STRINGS%;
@@ -52,28 +56,95 @@ function kept(name, bytes) {
   return v;
 }
 let user = kept("user", 16), secret = kept("key", 32);
-let source = null, timer = null, reopen = null, done = false;
+let source = null, timer = null, reopen = null, done = false, tick = null;
 
-function fmtEta(s) {
-  if (s === null || s === undefined) return T.unknown;
-  if (s < 60) return Math.max(1, Math.round(s)) + T.seconds;
-  return Math.round(s / 60) + T.minutes;
+// The estimate as a rounded range: never less than the server's low end.
+function fmtEta(lo, hi) {
+  if (lo === null || lo === undefined) return T.unknown;
+  if (hi === null || hi === undefined) hi = lo;
+  if (hi < 60) {
+    const a = Math.max(1, Math.round(lo / 5) * 5 || 1), b = Math.max(a + 5, Math.ceil(hi / 5) * 5);
+    return T.about + a + "-" + b + T.seconds;
+  }
+  const step = hi < 600 ? 1 : 5;
+  const a = Math.max(1, Math.floor(lo / 60 / step) * step), b = Math.max(a + step, Math.ceil(hi / 60 / step) * step);
+  return T.about + a + "-" + b + T.minutes;
+}
+function countdown(opensAt) {
+  const left = Math.max(0, Math.round((opensAt - Date.now()) / 1000));
+  const h = Math.floor(left / 3600), m = Math.floor(left % 3600 / 60), sec = left % 60;
+  $("countdown").textContent = T.startsIn + (h ? h + ":" : "") +
+    String(m).padStart(h ? 2 : 1, "0") + ":" + String(sec).padStart(2, "0");
+}
+// Tells the visitor it is their turn, even in a background tab: a tone, the title flashing,
+// a system notification (if they allowed it, asked on a click), a vibration on phones.
+function callVisitor() {
+  try {
+    const ctx = new (window.AudioContext || window.webkitAudioContext)();
+    const o = ctx.createOscillator(), g = ctx.createGain();
+    o.frequency.value = 880; g.gain.value = 0.2; o.connect(g); g.connect(ctx.destination);
+    o.start(); o.stop(ctx.currentTime + 0.4);
+  } catch (e) {}
+  if (navigator.vibrate) navigator.vibrate([200, 100, 200]);
+  if (window.Notification && Notification.permission === "granted") {
+    try { new Notification(T.turnTitle, {body: T.admitted, tag: "anteroom-" + ROOM}); } catch (e) {}
+  }
+  let on = false;
+  const flash = setInterval(() => { document.title = (on = !on) ? T.turnTitle : T.title; }, 700);
+  setTimeout(() => clearInterval(flash), 20000);
+}
+if (window.Notification && Notification.permission === "default") {
+  $("notify").hidden = false;
+  $("notify").textContent = T.notify;
+  $("notify").onclick = () => Notification.requestPermission().then(() => { $("notify").hidden = true; });
 }
 function show(s) {
   document.body.dataset.status = s.status;
+  if (s.ref) $("ref").textContent = T.ref + s.ref;
+  if (tick) { clearInterval(tick); tick = null; }
+  $("countdown").hidden = true;
   if (s.status === "WAITING") {
+    if (s.opens_at) {  // the pre-queue: no place until the start
+      const opens = Date.parse(s.opens_at);
+      localStorage.setItem(key("prequeue:" + s.ticket), "1");
+      document.body.dataset.phase = "prequeue";
+      $("position").textContent = "-";
+      $("ahead").textContent = "-";
+      $("eta").textContent = "-";
+      $("message").textContent = T.prequeue.replace("{time}", new Date(opens).toLocaleString(undefined,
+        {dateStyle: "medium", timeStyle: "short", timeZoneName: "short"}));
+      $("countdown").hidden = false;
+      countdown(opens);
+      tick = setInterval(() => countdown(opens), 1000);
+      return;
+    }
+    if (s.position === null) {  // random mode: everyone waiting is in the draw
+      document.body.dataset.phase = "draw";
+      $("position").textContent = "?";
+      $("ahead").textContent = "-";
+      $("eta").textContent = "-";
+      $("message").textContent = T.inDraw;
+      return;
+    }
+    document.body.dataset.phase = s.mode === "queue_all" ? "paused" : "line";
+    if (localStorage.getItem(key("prequeue:" + s.ticket))) {  // placed by the start's draw
+      $("drawn").hidden = false;
+      $("draw-link").textContent = T.checkDraw;
+      $("draw-link").href = "/v1/rooms/" + ROOM + "/event/draw";
+    }
     const first = Number(localStorage.getItem(key("first:" + s.ticket)) || s.position);
     localStorage.setItem(key("first:" + s.ticket), String(first));
     $("position").textContent = s.position;
     $("ahead").textContent = s.position - 1;
-    $("eta").textContent = fmtEta(s.eta_seconds);
+    $("eta").textContent = s.mode === "queue_all" ? "-" : fmtEta(s.eta_seconds, s.eta_high_seconds);
     $("progress").style.width = (first > 1 ? 100 * (first - s.position) / (first - 1) : 100) + "%";
-    $("message").textContent = T.keep;
+    $("message").textContent = s.mode === "queue_all" ? T.paused : T.keep;
     return;
   }
   stop();
   if ((s.status === "ALLOWED" || s.status === "ACTIVE") && s.token) {
     done = true;
+    callVisitor();
     $("position").textContent = "✓";
     $("progress").style.width = "100%";
     if (bouncedBack()) {  // the service keeps sending us here: say so instead of looping
@@ -143,8 +214,10 @@ async function join() {
       return;
     }
     if (!r.ok) {
-      $("message").textContent = (s.error && s.error.message) || T.offline;
-      timer = setTimeout(join, 5000);
+      const closed = s.error && s.error.code === "room_closed";
+      if (closed) { document.body.dataset.phase = "closed"; $("position").textContent = "-"; }
+      $("message").textContent = closed ? T.closed : (s.error && s.error.message) || T.offline;
+      timer = setTimeout(join, closed ? 30000 : 5000);
       return;
     }
     show(s);
@@ -166,9 +239,9 @@ join();
 )HTML";
 
 constexpr std::string_view kEnglish =
-    R"({"title":"You are in line","position":"Your place in line","ahead":"People ahead of you","eta":"Estimated wait","progress":"Progress","keep":"Keep this page open: it moves on by itself. Reloading keeps your place.","admitted":"It is your turn. Taking you in…","ended":"Your place in line has ended.","retry":"Join again","joining":"Joining the line…","offline":"Connection lost; retrying…","unknown":"calculating…","seconds":" s","minutes":" min","bounced":"You were let in, but the service sent you back here. Your admission may have been refused there; try again, or contact the organiser."})";
+    R"({"title":"You are in line","position":"Your place in line","ahead":"People ahead of you","eta":"Estimated wait","progress":"Progress","keep":"Keep this page open: it moves on by itself. Reloading keeps your place.","admitted":"It is your turn. Taking you in…","ended":"Your place in line has ended.","retry":"Join again","joining":"Joining the line…","offline":"Connection lost; retrying…","unknown":"calculating…","seconds":" s","minutes":" min","about":"about ","prequeue":"The sale opens at {time} (your time zone). You are in the pre-queue: everyone here gets a place at the start, in a fair draw.","startsIn":"Opens in ","inDraw":"You are in the draw: each place that frees goes to someone picked at random from everyone waiting.","paused":"The line is paused for now. Keep this page open; your place is kept.","closed":"This room is closed or sold out.","checkDraw":"Your place came from a fair draw: check it","notify":"Notify me when it is my turn","turnTitle":"It is your turn!","ref":"Support code: ","bounced":"You were let in, but the service sent you back here. Your admission may have been refused there; try again, or contact the organiser."})";
 constexpr std::string_view kKorean =
-    R"({"title":"대기열에 들어왔습니다","position":"나의 대기 순번","ahead":"내 앞의 대기 인원","eta":"예상 대기 시간","progress":"진행률","keep":"이 페이지를 열어 두세요. 차례가 되면 자동으로 이동합니다. 새로고침해도 순번은 유지됩니다.","admitted":"입장 차례입니다. 이동 중…","ended":"대기 순번이 만료되었습니다.","retry":"다시 줄 서기","joining":"대기열에 들어가는 중…","offline":"연결이 끊겼습니다. 다시 시도 중…","unknown":"계산 중…","seconds":"초","minutes":"분","bounced":"입장이 허용되었지만 서비스가 이 페이지로 다시 보냈습니다. 다시 시도하거나 운영자에게 문의해 주세요."})";
+    R"({"title":"대기열에 들어왔습니다","position":"나의 대기 순번","ahead":"내 앞의 대기 인원","eta":"예상 대기 시간","progress":"진행률","keep":"이 페이지를 열어 두세요. 차례가 되면 자동으로 이동합니다. 새로고침해도 순번은 유지됩니다.","admitted":"입장 차례입니다. 이동 중…","ended":"대기 순번이 만료되었습니다.","retry":"다시 줄 서기","joining":"대기열에 들어가는 중…","offline":"연결이 끊겼습니다. 다시 시도 중…","unknown":"계산 중…","seconds":"초","minutes":"분","about":"약 ","prequeue":"판매는 {time}(현지 시간)에 시작합니다. 사전 대기열에 들어왔습니다. 시작 시각에 공정한 추첨으로 모두에게 순번이 정해집니다.","startsIn":"시작까지 ","inDraw":"추첨 대기 중입니다. 자리가 날 때마다 대기 중인 모든 분 가운데 무작위로 한 분이 입장합니다.","paused":"대기열이 잠시 멈췄습니다. 페이지를 열어 두세요. 순번은 유지됩니다.","closed":"이 방은 마감되었거나 매진되었습니다.","checkDraw":"공정한 추첨으로 정해진 순번입니다: 확인하기","notify":"내 차례가 되면 알림 받기","turnTitle":"입장 차례입니다!","ref":"문의 코드: ","bounced":"입장이 허용되었지만 서비스가 이 페이지로 다시 보냈습니다. 다시 시도하거나 운영자에게 문의해 주세요."})";
 
 bool prefers_korean(std::string_view accept_language) {
   // The first language listed wins; browsers list them in order of preference.

@@ -323,3 +323,30 @@ TEST(EventRestart, TheSeedAndTheDrawSurviveRestarts) {
 
 }  // namespace
 }  // namespace anteroom::testing
+
+namespace anteroom::testing {
+namespace {
+
+// docs/fairness.md's worked example, number for number.
+TEST(FairDraw, TheWorkedExampleOfTheDocs) {
+  Seed seed{};
+  for (int i = 0; i < 32; ++i) seed[i] = static_cast<uint8_t>(i + 1);
+  const Digest commit = sha256(seed.data(), seed.size());
+  EXPECT_EQ(to_hex(commit.data(), commit.size()),
+            "ae216c2ef5247a3782c135efa279a3e4cdc61094270f5d2be58c6204b7a612c9");
+  const std::vector<std::string> ids = {"1EexuLyzORk9awUU9GgGIIIchOk",
+                                        "RKsyb3vN1DcQ7aEpyk1q6rEfEdo",
+                                        "q0e3OeRJ5sRGCKvB9bEqq8e5Ydc"};
+  std::vector<uint64_t> refs;
+  for (const auto& id : ids) refs.push_back(ticket_ref(id));
+  EXPECT_EQ(ref_hex(refs[0]), "1fd431db6127df13");
+  EXPECT_EQ(ref_hex(refs[1]), "bd113838e0b4ef74");
+  EXPECT_EQ(ref_hex(refs[2]), "3e3f8d483e1a6bd8");
+  // HMACs 35468a..., c2aff6..., c2d41b...: the order is the ids' own.
+  EXPECT_EQ(draw_order(seed, refs), (std::vector<uint32_t>{0, 1, 2}));
+  std::vector<uint64_t> reversed(refs.rbegin(), refs.rend());
+  EXPECT_EQ(draw_order(seed, reversed), (std::vector<uint32_t>{2, 1, 0}));
+}
+
+}  // namespace
+}  // namespace anteroom::testing
