@@ -261,9 +261,9 @@ Result<Snapshot> decode_snapshot(std::string_view bytes) {
   RoomCounters& c = img.counters;
   uint64_t version = 0, n = 0;
   if (!in.varint(&version) || version < kOldestVersion || version > kVersion ||
-      !in.varint(&s.records) ||
-      !in.string(&s.stream_id) || !codec::read_room_config(in, &img.config, false) ||
-      !in.signed_number(&img.epoch_ms) || !in.varint(&img.next_seq)) {
+      !in.varint(&s.records) || !in.string(&s.stream_id) ||
+      !codec::read_room_config(in, &img.config, false) || !in.signed_number(&img.epoch_ms) ||
+      !in.varint(&img.next_seq)) {
     return damaged("snapshot header");
   }
   for (uint64_t* v : {&c.joined_total, &c.admitted_total, &c.left_total, &c.expired_allowed_unused,

@@ -130,8 +130,8 @@ void put_room_config(std::string* out, const RoomConfig& c) {
         uint64_t{c.session_ttl_seconds}, uint64_t{c.heartbeat_timeout_seconds}, c.max_waiting}) {
     put_varint(out, v);
   }
-  std::vector<std::pair<uint64_t, uint64_t>> fields = {
-      {kTrustUser, c.trust_user ? 1 : 0}, {kMode, static_cast<uint64_t>(c.mode)}};
+  std::vector<std::pair<uint64_t, uint64_t>> fields = {{kTrustUser, c.trust_user ? 1 : 0},
+                                                       {kMode, static_cast<uint64_t>(c.mode)}};
   if (const RoomEvent& e = c.event; e.exists()) {
     fields.insert(fields.end(), {{kEventPrequeueAt, zigzag(e.prequeue_at_ms)},
                                  {kEventStartAt, zigzag(e.start_at_ms)},

@@ -148,9 +148,9 @@ struct TicketView {
   std::optional<double> eta_high_seconds;
   // WAITING with no position to tell: in a pre-queue (until the start) or in a random room.
   bool position_hidden = false;
-  int64_t opens_at_ms = 0;  // in a pre-queue: the event's start (Unix ms); else 0
+  int64_t opens_at_ms = 0;          // in a pre-queue: the event's start (Unix ms); else 0
   RoomMode mode = RoomMode::kFifo;  // the room's mode in effect
-  int64_t admitted_at_ms = 0;         // clock time of admission; 0 while waiting
+  int64_t admitted_at_ms = 0;       // clock time of admission; 0 while waiting
   // Clock time the admission stops being valid unless used (ALLOWED: admission plus
   // allowed_ttl_seconds) or refreshed (ACTIVE: last use plus session_ttl_seconds); 0 while
   // waiting or ended.

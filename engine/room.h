@@ -59,8 +59,6 @@ struct RoomEnv {
   int64_t wall_minus_engine_ms = 0;
 };
 
-
-
 class Room {
  public:
   // `sink` gets this room's push hints; both it and `env` outlive the room. Slot times count
@@ -126,7 +124,7 @@ class Room {
   struct Due {
     std::vector<std::pair<uint64_t, EndReason>> expire;
     uint64_t admit = 0;
-    uint64_t owed = 0;  // of `admit`, owed for no-shows
+    uint64_t owed = 0;                      // of `admit`, owed for no-shows
     std::optional<RoomEvent::Phase> phase;  // the event's next phase, when its time has come
   };
   Due decide(int64_t now_ms, bool sweep);

@@ -77,7 +77,8 @@ bool Room::event_holds_admission(int64_t now_ms) const {
 void Room::advance_event(int64_t now_ms) {
   if (!base_.event.exists()) return;
   const Phase due = due_phase(now_ms);
-  while (base_.event.phase < due) enter_phase(static_cast<Phase>(static_cast<int>(base_.event.phase) + 1));
+  while (base_.event.phase < due)
+    enter_phase(static_cast<Phase>(static_cast<int>(base_.event.phase) + 1));
 }
 
 void Room::apply_event_phase(int64_t at_ms, Phase phase) {
@@ -288,7 +289,8 @@ uint64_t Room::admit_random(uint64_t budget) {
 }
 
 void Room::note_freed(const Slot& s) {
-  const uint32_t at = std::atomic_ref<const uint32_t>(s.admitted_at).load(std::memory_order_relaxed);
+  const uint32_t at =
+      std::atomic_ref<const uint32_t>(s.admitted_at).load(std::memory_order_relaxed);
   holds_.record(ticks_since(now_tick(), at) * 100);
 }
 
@@ -299,8 +301,8 @@ void Room::publish_pace(int64_t now_ms) {
       admission_.load(std::memory_order_relaxed) == static_cast<uint8_t>(AdmissionMode::kManual);
   in.capacity = capacity_.load(std::memory_order_relaxed);
   in.admit_per_second = admit_per_second_.load(std::memory_order_relaxed);
-  in.immediate = m == RoomMode::kPassthrough ||
-                 (!in.manual && in.capacity == 0 && in.admit_per_second == 0);
+  in.immediate =
+      m == RoomMode::kPassthrough || (!in.manual && in.capacity == 0 && in.admit_per_second == 0);
   in.manual_rate = rate_window_.per_second(now_ms);
   in.in_use = in_use_.load(std::memory_order_relaxed);
   in.holds_ended = holds_.count();

@@ -218,7 +218,8 @@ void Room::expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why) {
     owner_sub(in_use_, 1);
     note_freed(slot);
     // No-show compensation: an admission nobody used is given back to the rate.
-    if (why == EndReason::kAllowedUnused && admit_per_second_.load(std::memory_order_relaxed) != 0) {
+    if (why == EndReason::kAllowedUnused &&
+        admit_per_second_.load(std::memory_order_relaxed) != 0) {
       ++owed_;
     }
   } else {

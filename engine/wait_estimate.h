@@ -53,9 +53,9 @@ struct PaceInputs {
   uint32_t capacity = 0;   // 0: no limit
   uint32_t admit_per_second = 0;
   uint64_t in_use = 0;
-  size_t holds_ended = 0;     // HoldWindow::count()
-  double mean_hold_ms = 0;    // HoldWindow::mean_ms()
-  double mean_age_ms = 0;     // of the holds still running
+  size_t holds_ended = 0;   // HoldWindow::count()
+  double mean_hold_ms = 0;  // HoldWindow::mean_ms()
+  double mean_age_ms = 0;   // of the holds still running
 };
 
 constexpr double kImmediate = std::numeric_limits<double>::infinity();

@@ -92,8 +92,8 @@ using Any = std::variant<Meta, RoomPut, RoomDelete, Join, StateChange, Clear, Sn
 
 // Appends `r` as one framed record.
 void encode(const Any& r, std::string* out);
-// Appends a journal change as framed records (a draw may take several); engine-clock times become wall-clock ones
-// by adding `wall_minus_engine_ms`. Allocates nothing beyond *out's growth.
+// Appends a journal change as framed records (a draw may take several); engine-clock times become
+// wall-clock ones by adding `wall_minus_engine_ms`. Allocates nothing beyond *out's growth.
 void encode_change(const Change& c, int64_t wall_minus_engine_ms, std::string* out);
 // The record's content; kInvalidArgument if the payload does not parse.
 Result<Any> decode(const logfmt::Record& r);

@@ -101,7 +101,8 @@ Result<std::unique_ptr<Engine>> open_persistent_engine(const PersistenceOptions&
   parts.journal =
       std::make_unique<LogJournal>(*parts.log, -engine_minus_wall, engine_options.journal);
   engine_options.id_key = key;
-  if (!engine_options.wall_minus_engine_ms) engine_options.wall_minus_engine_ms = -engine_minus_wall;
+  if (!engine_options.wall_minus_engine_ms)
+    engine_options.wall_minus_engine_ms = -engine_minus_wall;
   engine_options.journal = parts.journal.get();
   auto inner = make_sharded_engine(engine_options);
   for (const auto& [name, room] : recovery.rooms()) {

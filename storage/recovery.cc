@@ -57,7 +57,7 @@ void Recovery::apply(const Any& any) {
     auto room = rooms_.find(dr->room);
     if (room == rooms_.end()) return;
     std::vector<uint64_t>& refs = room->second.draw_refs;
-    if (dr->first_rank == 0) refs.clear();  // a new draw
+    if (dr->first_rank == 0) refs.clear();      // a new draw
     if (dr->first_rank != refs.size()) return;  // a part whose start was lost: not this draw
     refs.insert(refs.end(), dr->refs.begin(), dr->refs.end());
   } else if (const auto* cs = std::get_if<ClearSeqs>(&any)) {

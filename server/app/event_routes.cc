@@ -101,7 +101,7 @@ std::optional<uint32_t> read_u32(const json::object& o, const char* key, bool* o
 
 // The event of a PUT body; nullopt with *err the 400 naming the field.
 std::optional<RoomEvent> read_event(const json::object& o, int64_t now_ms, ApiResponse* err) {
-  static constexpr const char* kFields[] = {"prequeue_at", "start_at", "end_at", "shuffle",
+  static constexpr const char* kFields[] = {"prequeue_at", "start_at",         "end_at", "shuffle",
                                             "capacity",    "admit_per_second", "mode"};
   for (const auto& kv : o) {
     if (std::find(std::begin(kFields), std::end(kFields), kv.key()) == std::end(kFields)) {
@@ -193,8 +193,9 @@ ApiResponse Api::event_route(const ApiRequest& req, std::string_view room) const
   }
   // PUT and DELETE: the operator's.
   if (!authorized(req.authorization)) return unauthorized();
-  const bool under_way = now_event.exists() && now_event.phase != Phase::kEnded &&
-                         (now_event.phase != Phase::kScheduled || now_ms() >= now_event.prequeue_at_ms);
+  const bool under_way =
+      now_event.exists() && now_event.phase != Phase::kEnded &&
+      (now_event.phase != Phase::kScheduled || now_ms() >= now_event.prequeue_at_ms);
   RoomConfig c = info->config;
   unsigned ok_status = 204;
   if (m == "DELETE") {
@@ -207,31 +208,31 @@ ApiResponse Api::event_route(const ApiRequest& req, std::string_view room) const
     auto e = read_event(*o, now_ms(), &err);
     if (!e) return err;
     if (under_way) {
-      return bad_field("prequeue_at",
-                       "cannot change: the room's event is under way (phase " +
-                           std::string(phase_name(now_event.phase)) + "); DELETE it first");
+      return bad_field("prequeue_at", "cannot change: the room's event is under way (phase " +
+                                          std::string(phase_name(now_event.phase)) +
+                                          "); DELETE it first");
     }
     e->seed = random_seed();  // committed now, shown after the start
     c.event = *e;
     ok_status = now_event.exists() ? 200 : 201;
   }
   return answer_when([&](const Respond& respond) {
-    engine_.put_room_async(room, c, [this, room = std::string(room), ok_status,
-                                     respond](const Status& st) {
-      if (!st.is_ok()) {
-        return respond(st.code() == Code::kInvalidArgument
-                           ? error_response(400, "invalid_field", st.message())
-                           : engine_error(st));
-      }
-      ApiResponse res;
-      res.status = ok_status;
-      if (ok_status != 204) {
-        auto after = engine_.room_info(room);
-        if (!after.is_ok()) return respond(engine_error(after.status()));
-        res.body = json::serialize(event_json(room, after->config.event));
-      }
-      respond(std::move(res));
-    });
+    engine_.put_room_async(
+        room, c, [this, room = std::string(room), ok_status, respond](const Status& st) {
+          if (!st.is_ok()) {
+            return respond(st.code() == Code::kInvalidArgument
+                               ? error_response(400, "invalid_field", st.message())
+                               : engine_error(st));
+          }
+          ApiResponse res;
+          res.status = ok_status;
+          if (ok_status != 204) {
+            auto after = engine_.room_info(room);
+            if (!after.is_ok()) return respond(engine_error(after.status()));
+            res.body = json::serialize(event_json(room, after->config.event));
+          }
+          respond(std::move(res));
+        });
   });
 }
 

@@ -334,9 +334,8 @@ TEST(FairDraw, TheWorkedExampleOfTheDocs) {
   const Digest commit = sha256(seed.data(), seed.size());
   EXPECT_EQ(to_hex(commit.data(), commit.size()),
             "ae216c2ef5247a3782c135efa279a3e4cdc61094270f5d2be58c6204b7a612c9");
-  const std::vector<std::string> ids = {"1EexuLyzORk9awUU9GgGIIIchOk",
-                                        "RKsyb3vN1DcQ7aEpyk1q6rEfEdo",
-                                        "q0e3OeRJ5sRGCKvB9bEqq8e5Ydc"};
+  const std::vector<std::string> ids = {
+      "1EexuLyzORk9awUU9GgGIIIchOk", "RKsyb3vN1DcQ7aEpyk1q6rEfEdo", "q0e3OeRJ5sRGCKvB9bEqq8e5Ydc"};
   std::vector<uint64_t> refs;
   for (const auto& id : ids) refs.push_back(ticket_ref(id));
   EXPECT_EQ(ref_hex(refs[0]), "1fd431db6127df13");

@@ -82,9 +82,9 @@ TEST_F(EventApi, BadEventsAreRefusedNamingTheField) {
   expect_400(R"({"prequeue_at":"2020-01-01T00:00:00Z","start_at":"2020-01-02T00:00:00Z"})",
              "start_at");
   expect_400(R"({"prequeue_at":"tomorrow","start_at":")" + start + R"("})", "prequeue_at");
-  expect_400(R"({"prequeue_at":")" + pre + R"(","start_at":")" + start + R"(","end_at":")" + pre +
-                 R"("})",
-             "end_at");
+  expect_400(
+      R"({"prequeue_at":")" + pre + R"(","start_at":")" + start + R"(","end_at":")" + pre + R"("})",
+      "end_at");
   expect_400(R"({"prequeue_at":")" + pre + R"(","start_at":")" + start + R"(","mode":"lottery"})",
              "mode");
   expect_400(R"({"prequeue_at":")" + pre + R"(","start_at":")" + start + R"(","colour":1})",
@@ -98,17 +98,16 @@ TEST_F(EventApi, BadEventsAreRefusedNamingTheField) {
 }
 
 TEST_F(EventApi, PreQueueDrawAndTheSeedCommitment) {
-  Reply put = client_->admin(
-      "PUT", "/v1/rooms/r/event",
-      R"({"prequeue_at":")" + rfc3339_in(-1) + R"(","start_at":")" + rfc3339_in(60) +
-          R"(","shuffle":true})");
+  Reply put = client_->admin("PUT", "/v1/rooms/r/event",
+                             R"({"prequeue_at":")" + rfc3339_in(-1) + R"(","start_at":")" +
+                                 rfc3339_in(60) + R"(","shuffle":true})");
   ASSERT_EQ(put.status, 201u) << put.body;
   const std::string commitment(json::parse(put.body).at("seed_sha256").as_string());
   EXPECT_EQ(commitment.size(), 64u);
   // Under way: no change without a DELETE first.
-  Reply again = client_->admin("PUT", "/v1/rooms/r/event",
-                               R"({"prequeue_at":")" + rfc3339_in(10) + R"(","start_at":")" +
-                                   rfc3339_in(20) + R"("})");
+  Reply again = client_->admin(
+      "PUT", "/v1/rooms/r/event",
+      R"({"prequeue_at":")" + rfc3339_in(10) + R"(","start_at":")" + rfc3339_in(20) + R"("})");
   EXPECT_EQ(again.status, 400u);
   EXPECT_NE(again.body.find("under way"), std::string::npos);
   EXPECT_EQ(client_->request("GET", "/v1/rooms/r/event/draw").status, 404u);
