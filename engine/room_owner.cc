@@ -50,6 +50,9 @@ void Room::set_config(const RoomConfig& given, bool journal_it) {
       Change ch = change(Change::Kind::kRoomPut, 0);
       ch.config = &c;
       journal(ch);
+      // An event set with its pre-queue time past opens it now, not at the next tick. (Not
+      // for a new room's first configuration or a replica's: restore and records decide.)
+      if (!env_.replica) advance_event(now_ms());
     }
     pass();
     return 0;

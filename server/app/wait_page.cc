@@ -21,6 +21,10 @@ h1{font-size:1.3rem;margin:0 0 1rem}
 .bar div{height:100%;width:0;background:#3867d6;transition:width .6s}
 .note{font-size:.9rem;color:#6b7489}
 @media (max-width:30rem){main{margin:6vh .75rem}}
+body[data-phase=closed] .row,body[data-phase=closed] .bar,body[data-phase=closed] .big,body[data-phase=closed] #label,
+body[data-phase=prequeue] .row,body[data-phase=prequeue] .bar,body[data-phase=prequeue] .big,body[data-phase=prequeue] #label,
+body[data-phase=draw] .row{display:none}
+body[data-phase=prequeue] #countdown{font-size:2rem;font-weight:700;color:#1d2433}
 button{margin-top:1rem;padding:.6rem 1.2rem;border:0;border-radius:8px;background:#3867d6;color:#fff;font-size:1rem}
 </style></head><body><main>
 <h1 id="title"></h1>
@@ -112,7 +116,7 @@ function show(s) {
       $("ahead").textContent = "-";
       $("eta").textContent = "-";
       $("message").textContent = T.prequeue.replace("{time}", new Date(opens).toLocaleString(undefined,
-        {dateStyle: "medium", timeStyle: "short", timeZoneName: "short"}));
+        {year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short"}));
       $("countdown").hidden = false;
       countdown(opens);
       tick = setInterval(() => countdown(opens), 1000);
@@ -215,7 +219,12 @@ async function join() {
     }
     if (!r.ok) {
       const closed = s.error && s.error.code === "room_closed";
-      if (closed) { document.body.dataset.phase = "closed"; $("position").textContent = "-"; }
+      if (closed) {
+        document.body.dataset.phase = "closed";
+        $("position").textContent = "-";
+        $("title").textContent = T.closedTitle;
+        $("notify").hidden = true;
+      }
       $("message").textContent = closed ? T.closed : (s.error && s.error.message) || T.offline;
       timer = setTimeout(join, closed ? 30000 : 5000);
       return;
@@ -239,9 +248,9 @@ join();
 )HTML";
 
 constexpr std::string_view kEnglish =
-    R"({"title":"You are in line","position":"Your place in line","ahead":"People ahead of you","eta":"Estimated wait","progress":"Progress","keep":"Keep this page open: it moves on by itself. Reloading keeps your place.","admitted":"It is your turn. Taking you in…","ended":"Your place in line has ended.","retry":"Join again","joining":"Joining the line…","offline":"Connection lost; retrying…","unknown":"calculating…","seconds":" s","minutes":" min","about":"about ","prequeue":"The sale opens at {time} (your time zone). You are in the pre-queue: everyone here gets a place at the start, in a fair draw.","startsIn":"Opens in ","inDraw":"You are in the draw: each place that frees goes to someone picked at random from everyone waiting.","paused":"The line is paused for now. Keep this page open; your place is kept.","closed":"This room is closed or sold out.","checkDraw":"Your place came from a fair draw: check it","notify":"Notify me when it is my turn","turnTitle":"It is your turn!","ref":"Support code: ","bounced":"You were let in, but the service sent you back here. Your admission may have been refused there; try again, or contact the organiser."})";
+    R"({"title":"You are in line","position":"Your place in line","ahead":"People ahead of you","eta":"Estimated wait","progress":"Progress","keep":"Keep this page open: it moves on by itself. Reloading keeps your place.","admitted":"It is your turn. Taking you in…","ended":"Your place in line has ended.","retry":"Join again","joining":"Joining the line…","offline":"Connection lost; retrying…","unknown":"calculating…","seconds":" s","minutes":" min","about":"about ","prequeue":"The sale opens at {time} (your time zone). You are in the pre-queue: everyone here gets a place at the start, in a fair draw.","startsIn":"Opens in ","inDraw":"You are in the draw: each place that frees goes to someone picked at random from everyone waiting.","paused":"The line is paused for now. Keep this page open; your place is kept.","closed":"This room is closed or sold out.","closedTitle":"Closed","checkDraw":"Your place came from a fair draw: check it","notify":"Notify me when it is my turn","turnTitle":"It is your turn!","ref":"Support code: ","bounced":"You were let in, but the service sent you back here. Your admission may have been refused there; try again, or contact the organiser."})";
 constexpr std::string_view kKorean =
-    R"({"title":"대기열에 들어왔습니다","position":"나의 대기 순번","ahead":"내 앞의 대기 인원","eta":"예상 대기 시간","progress":"진행률","keep":"이 페이지를 열어 두세요. 차례가 되면 자동으로 이동합니다. 새로고침해도 순번은 유지됩니다.","admitted":"입장 차례입니다. 이동 중…","ended":"대기 순번이 만료되었습니다.","retry":"다시 줄 서기","joining":"대기열에 들어가는 중…","offline":"연결이 끊겼습니다. 다시 시도 중…","unknown":"계산 중…","seconds":"초","minutes":"분","about":"약 ","prequeue":"판매는 {time}(현지 시간)에 시작합니다. 사전 대기열에 들어왔습니다. 시작 시각에 공정한 추첨으로 모두에게 순번이 정해집니다.","startsIn":"시작까지 ","inDraw":"추첨 대기 중입니다. 자리가 날 때마다 대기 중인 모든 분 가운데 무작위로 한 분이 입장합니다.","paused":"대기열이 잠시 멈췄습니다. 페이지를 열어 두세요. 순번은 유지됩니다.","closed":"이 방은 마감되었거나 매진되었습니다.","checkDraw":"공정한 추첨으로 정해진 순번입니다: 확인하기","notify":"내 차례가 되면 알림 받기","turnTitle":"입장 차례입니다!","ref":"문의 코드: ","bounced":"입장이 허용되었지만 서비스가 이 페이지로 다시 보냈습니다. 다시 시도하거나 운영자에게 문의해 주세요."})";
+    R"({"title":"대기열에 들어왔습니다","position":"나의 대기 순번","ahead":"내 앞의 대기 인원","eta":"예상 대기 시간","progress":"진행률","keep":"이 페이지를 열어 두세요. 차례가 되면 자동으로 이동합니다. 새로고침해도 순번은 유지됩니다.","admitted":"입장 차례입니다. 이동 중…","ended":"대기 순번이 만료되었습니다.","retry":"다시 줄 서기","joining":"대기열에 들어가는 중…","offline":"연결이 끊겼습니다. 다시 시도 중…","unknown":"계산 중…","seconds":"초","minutes":"분","about":"약 ","prequeue":"판매는 {time}(현지 시간)에 시작합니다. 사전 대기열에 들어왔습니다. 시작 시각에 공정한 추첨으로 모두에게 순번이 정해집니다.","startsIn":"시작까지 ","inDraw":"추첨 대기 중입니다. 자리가 날 때마다 대기 중인 모든 분 가운데 무작위로 한 분이 입장합니다.","paused":"대기열이 잠시 멈췄습니다. 페이지를 열어 두세요. 순번은 유지됩니다.","closed":"이 방은 마감되었거나 매진되었습니다.","closedTitle":"마감","checkDraw":"공정한 추첨으로 정해진 순번입니다: 확인하기","notify":"내 차례가 되면 알림 받기","turnTitle":"입장 차례입니다!","ref":"문의 코드: ","bounced":"입장이 허용되었지만 서비스가 이 페이지로 다시 보냈습니다. 다시 시도하거나 운영자에게 문의해 주세요."})";
 
 bool prefers_korean(std::string_view accept_language) {
   // The first language listed wins; browsers list them in order of preference.
