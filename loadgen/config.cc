@@ -1,5 +1,6 @@
 #include "loadgen/config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -27,6 +28,8 @@ const char* scenario_name(Scenario s) {
       return "closed";
     case Scenario::kOrigin:
       return "origin";
+    case Scenario::kDrop:
+      return "drop";
   }
   return "unknown";
 }
@@ -133,6 +136,14 @@ void apply_scenario_defaults(Config* c) {
       break;
     case Scenario::kOrigin:
       break;
+    case Scenario::kDrop:
+      // Admission is the event's rate (set from --users once every option is read), so no
+      // capacity; nobody gives up, so every visitor's place in the line can be checked.
+      c->transport = Transport::kSse;
+      c->capacity = 0;
+      c->abandon = 0;
+      c->stay_s = 0;
+      break;
   }
 }
 
@@ -196,7 +207,8 @@ Setter one_of(T Config::*field, std::vector<std::pair<std::string_view, T>> name
   };
 }
 
-// Every option that takes a value (--keep-room, --quiet and --help take none).
+// Every option that takes a value (--keep-room, --quiet, --shuffle, --no-shuffle and --help
+// take none).
 const std::map<std::string_view, Setter>& options_with_values() {
   static const std::map<std::string_view, Setter> kOptions = {
       {"--target", parse_target},
@@ -243,6 +255,7 @@ const std::map<std::string_view, Setter>& options_with_values() {
          return "";
        }},
       {"--server-pid", whole_number(&Config::server_pid, 1, 1u << 30)},
+      {"--prequeue-s", number(&Config::prequeue_s, 0.5, 86400)},
       {"--duration", number(&Config::duration_s, 0, 86400)},
       {"--timeout", number(&Config::timeout_s, 0.01, 3600)},
       {"--connections", whole_number(&Config::connections, 1, 1000000)},
@@ -277,6 +290,10 @@ std::string parse_options(int argc, const char* const* argv, Config* c, bool* ca
     }
     if (arg == "--quiet") {
       c->progress = false;
+      continue;
+    }
+    if (arg == "--shuffle" || arg == "--no-shuffle") {
+      c->shuffle = arg == "--shuffle";
       continue;
     }
     std::string_view name = arg;
@@ -317,6 +334,13 @@ std::string check_scenario_settings(const Config& c) {
   if (c.scenario == Scenario::kHold && c.transport == Transport::kPoll) {
     return "hold keeps streams open: --transport must be sse or ws";
   }
+  if (c.scenario == Scenario::kDrop && c.transport == Transport::kWs) {
+    return "drop checks every visitor's ref, which seed 000's WebSocket messages do not carry: "
+           "--transport must be poll or sse";
+  }
+  if (c.scenario == Scenario::kDrop && c.arrival_rate != 0) {
+    return "drop spreads the arrivals over the pre-queue: give --prequeue-s, not --arrival-rate";
+  }
   return "";
 }
 
@@ -345,6 +369,10 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
     d.emplace_back("use", use == UseVia::kGate ? "gate" : "verify");
     d.emplace_back("heartbeat_timeout_s", std::to_string(heartbeat_timeout_s));
   }
+  if (scenario == Scenario::kDrop) {
+    d.emplace_back("prequeue_s", fmt(prequeue_s));
+    d.emplace_back("shuffle", shuffle ? "yes" : "no");
+  }
   if (scenario == Scenario::kProtect) {
     d.emplace_back("origin_capacity", std::to_string(origin_capacity));
     d.emplace_back("origin_service_ms", fmt(origin_service_ms));
@@ -361,7 +389,7 @@ std::string parse_config(int argc, const char* const* argv, Config* c) {
   *c = Config{};
   c->command = command_line(argc, argv);
   if (argc < 2)
-    return "missing scenario: one of seed-visit, surge, scheduled, protect, hold, closed";
+    return "missing scenario: one of seed-visit, surge, scheduled, protect, hold, drop, closed";
   std::string_view first = argv[1];
   if (first == "--help" || first == "-h" || first == "help") {
     c->help = true;
@@ -374,7 +402,8 @@ std::string parse_config(int argc, const char* const* argv, Config* c) {
       {"protect", Scenario::kProtect},
       {"hold", Scenario::kHold},
       {"closed", Scenario::kClosed},
-      {"origin", Scenario::kOrigin}};
+      {"origin", Scenario::kOrigin},
+      {"drop", Scenario::kDrop}};
   auto sc = kScenarios.find(first);
   if (sc == kScenarios.end()) return "unknown scenario '" + std::string(first) + "' (see --help)";
   c->scenario = sc->second;
@@ -388,7 +417,16 @@ std::string parse_config(int argc, const char* const* argv, Config* c) {
     return e;
   }
   if (c->scenario == Scenario::kProtect && !capacity_given) c->capacity = c->origin_capacity;
-  return check_scenario_settings(*c);
+  std::string refused = check_scenario_settings(*c);
+  if (refused.empty() && c->scenario == Scenario::kDrop) {
+    // Arrivals spread evenly over the pre-queue; by default the line is let in over about 5 s,
+    // long enough for the wait to show whether it depends on when a visitor arrived.
+    c->arrival_rate = static_cast<double>(c->users) / c->prequeue_s;
+    if (c->admit_per_second == 0) {
+      c->admit_per_second = static_cast<uint32_t>(std::max<uint64_t>(1, c->users / 5));
+    }
+  }
+  return refused;
 }
 
 }  // namespace anteroom::loadgen

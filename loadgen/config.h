@@ -9,7 +9,7 @@
 
 namespace anteroom::loadgen {
 
-enum class Scenario { kSeedVisit, kSurge, kScheduled, kProtect, kHold, kClosed, kOrigin };
+enum class Scenario { kSeedVisit, kSurge, kScheduled, kProtect, kHold, kClosed, kOrigin, kDrop };
 enum class Transport { kPoll, kSse, kWs };
 enum class UseVia { kGate, kVerify };
 
@@ -52,6 +52,10 @@ struct Config {
 
   // hold.
   int64_t server_pid = 0;  // the server's process, for memory per session
+
+  // drop: a scheduled event whose pre-queue lasts this long; visitors arrive spread over it.
+  double prequeue_s = 10;
+  bool shuffle = true;  // the pre-queue is drawn (true) or keeps join order (false)
 
   // Machinery.
   double duration_s = 0;       // closed/hold: how long; others: a limit (0: scenario default)

@@ -14,6 +14,9 @@ Scenarios (docs/loadgen.md):
   protect     a demo origin with --origin-capacity, hit directly and then through anteroom
   hold        open --users SSE or WebSocket sessions, keep them, measure memory per session
               (--server-pid) and how long one change takes to reach every session
+  drop        a scheduled event: --users arrive over a --prequeue-s pre-queue, the line is drawn
+              (or kept in join order) at the start; checks the draw and that admission
+              followed it, and how the wait depends on when a visitor arrived
   closed      closed model: --connections busy keep-alive connections repeating GET --target
               path for --duration seconds (like wrk)
   origin      run only the demo origin on --origin-port (for trying things by hand)
@@ -27,7 +30,7 @@ Target and room:
   --capacity N  --admit-per-second N  --heartbeat-timeout S  --allowed-ttl S  --session-ttl S
 Visitors:
   --users N                  how many (surge 1000, seed-visit 20)
-  --transport poll|sse|ws    how they wait (surge poll, scheduled and hold sse)
+  --transport poll|sse|ws    how they wait (surge poll, scheduled, hold and drop sse)
   --arrival-rate R           per second; 0 (default) = all at once
   --stay S                   admitted visitors stay S seconds on average (0.5x-1.5x), then leave
   --abandon F                share who give up while waiting, closing the tab (default 0.02)
@@ -36,6 +39,8 @@ Visitors:
   --ws-check S               WebSocket visitors send CHECK_QUEUE_STATUS every S seconds (5)
 protect:  --origin-capacity N (50)  --origin-service-ms MS (200)  --origin-port P
 hold:     --server-pid PID  --duration S (how long to hold, 5)
+drop:     --prequeue-s S (10)  --shuffle (default) | --no-shuffle
+          --admit-per-second N  the event's rate after the start (default: users / 5)
 closed:   --connections N (100)  --duration S (10)
 Machinery:
   --threads N      per process (default: cores)      --timeout S   per request (30)

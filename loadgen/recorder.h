@@ -34,8 +34,12 @@ struct VisitorRecord {
   int64_t last_waiting_sent_us = 0;  // the latest request sent that was answered WAITING
   int64_t change_seen_us = 0;        // hold: the pushed change arrived
   uint64_t first_position = 0;
+  uint64_t ref = 0;  // the ticket's public reference (16 hex digits), as a number; 0: none seen
   Outcome outcome = Outcome::kPending;
   bool position_grew = false;
+  // The join was answered as a scheduled event's pre-queue answers: WAITING, "position": null
+  // and "opens_at" (drop).
+  bool joined_prequeue = false;
 };
 
 class Recorder {

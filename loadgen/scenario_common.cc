@@ -40,7 +40,7 @@ Plan base_plan(const Config& cfg, const std::string& room) {
   return p;
 }
 
-void add_phase(RunResult* run, PhaseOutput&& out, bool expect_no_errors) {
+void add_phase(RunResult* run, PhaseOutput&& out, bool expect_no_errors, const std::string& line) {
   run->processes = std::max(run->processes, out.processes);
   run->source_addresses = std::max(run->source_addresses, out.sources);
   const Phase& p = out.phase;
@@ -49,7 +49,7 @@ void add_phase(RunResult* run, PhaseOutput&& out, bool expect_no_errors) {
     run->checks.push_back({prefix + name, value == 0, std::to_string(value) + " " + what});
   };
   if (expect_no_errors) check("no errors", p.error_count(), "errors");
-  check("admission in join order", p.truth.inversions, "inversions observed");
+  check("admission in " + line, p.truth.inversions, "inversions observed");
   check("join order matches seq", p.truth.join_order_violations, "contradictions");
   check("positions never grew", p.truth.positions_grew, "visitors saw their position grow");
   check("every ticket resolved", p.truth.unresolved, "tickets neither admitted nor ended");

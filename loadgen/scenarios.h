@@ -15,13 +15,16 @@ int run_visits(const Config& cfg);      // surge and scheduled: scenario_visits.
 int run_protect(const Config& cfg);     // scenario_protect.cc
 int run_hold(const Config& cfg);        // scenario_hold.cc
 int run_closed(const Config& cfg);      // scenario_closed.cc
+int run_drop(const Config& cfg);        // scenario_drop.cc
 
 // Shared by the scenarios (scenario_common.cc).
 RunResult new_result(const Config& cfg);
 std::string room_for(const Config& cfg);  // --room, or a fresh lg-<scenario>-<random>
 Plan base_plan(const Config& cfg, const std::string& room);
 // Adds the phase with its truth checks (zero errors, inversions, ... as `strict` asks).
-void add_phase(RunResult* run, PhaseOutput&& out, bool expect_no_errors);
+// `line` names the order the inversions were counted in (drop's drawn line is not join order).
+void add_phase(RunResult* run, PhaseOutput&& out, bool expect_no_errors,
+               const std::string& line = "join order");
 // Writes the reports, prints the summary; the exit status. `room` is the room the run used
 // (shown in the report's settings; empty for none).
 int finish(const Config& cfg, const std::string& room, RunResult* run);

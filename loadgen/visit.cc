@@ -11,6 +11,7 @@
 #include <chrono>
 #include <memory>
 
+#include "loadgen/draw_check.h"
 #include "loadgen/visitor.h"
 
 namespace anteroom::loadgen {
@@ -40,6 +41,11 @@ bool parse_message(std::string_view text, Message* m) {
   str("token", &m->token);
   str("ticket", &m->ticket);
   if (auto p = num("position")) m->position = *p;
+  if (const json::value* p = o.if_contains("position")) m->position_null = p->is_null();
+  m->opens_at = o.contains("opens_at");
+  std::string ref;
+  str("ref", &ref);
+  m->ref = ref_number(ref);
   if (auto s = num("seq")) m->seq = static_cast<uint64_t>(*s);
   if (auto p = num("poll_after_ms")) m->poll_after_ms = *p;
   m->reply = o.contains("inReplyTo");
@@ -177,6 +183,8 @@ void Visitor::joined(const Message& m, int64_t sent) {
   r_.join_acked_us = now;
   r_.seq = m.seq;
   r_.first_position = m.position > 0 ? static_cast<uint64_t>(m.position) : 0;
+  r_.ref = m.ref;
+  r_.joined_prequeue = m.status == "WAITING" && m.position_null && m.opens_at;
   ticket_ = m.ticket;
   ++t_.rec.visits.joined;
   t_.live.joined.fetch_add(1, std::memory_order_relaxed);

@@ -82,7 +82,10 @@ struct Message {
   std::string status;  // WAITING, ALLOWED, ACTIVE, LEFT, EXPIRED
   std::string token;
   std::string ticket;
-  int64_t position = -1;
+  int64_t position = -1;       // -1 when absent or null
+  bool position_null = false;  // "position": null (a pre-queue, or a random room)
+  bool opens_at = false;       // "opens_at" given: the pre-queue's start
+  uint64_t ref = 0;            // "ref", 16 hex digits; 0: absent or malformed
   uint64_t seq = kNoSeq;
   int64_t poll_after_ms = -1;
   bool reply = false;  // a WebSocket answer to CHECK_QUEUE_STATUS
