@@ -247,9 +247,15 @@ std::string encode_snapshot(const Snapshot& s) {
     put_varint(&out, zigzag(t.admitted_at_ms));
     put_varint(&out, zigzag(t.seen_at_ms));
   }
-  put_varint(&out, img.draw_refs.size());
-  for (uint64_t ref : img.draw_refs) {
-    for (int b = 7; b >= 0; --b) out.push_back(static_cast<char>(ref >> (8 * b)));
+  put_varint(&out, img.draw ? 1 : 0);
+  if (img.draw) {
+    put_varint(&out, img.draw->first_seq);
+    put_varint(&out, img.draw->end_seq);
+    out.append(reinterpret_cast<const char*>(img.draw->seed.data()), img.draw->seed.size());
+    put_varint(&out, img.draw->refs.size());
+    for (uint64_t ref : img.draw->refs) {
+      for (int b = 7; b >= 0; --b) out.push_back(static_cast<char>(ref >> (8 * b)));
+    }
   }
   return out;
 }
@@ -291,14 +297,21 @@ Result<Snapshot> decode_snapshot(std::string_view bytes) {
     t.reason = static_cast<EndReason>(reason);
     img.tickets.push_back(std::move(t));
   }
-  if (version >= 2) {
-    if (!in.varint(&n) || n > in.left() / 8) return damaged("snapshot draw");
-    img.draw_refs.resize(n);
-    for (uint64_t& ref : img.draw_refs) {
+  uint64_t has_draw = 0;
+  if (version >= 2 && (!in.varint(&has_draw) || has_draw > 1)) return damaged("snapshot draw");
+  if (has_draw == 1) {
+    DrawInfo d;
+    if (!in.varint(&d.first_seq) || !in.varint(&d.end_seq) || d.end_seq < d.first_seq ||
+        !in.bytes(d.seed.data(), d.seed.size()) || !in.varint(&n) || n > in.left() / 8) {
+      return damaged("snapshot draw");
+    }
+    d.refs.resize(n);
+    for (uint64_t& ref : d.refs) {
       uint8_t b[8];
       if (!in.bytes(b, 8)) return damaged("snapshot draw");
       for (uint8_t x : b) ref = (ref << 8) | x;
     }
+    img.draw = std::move(d);
   }
   if (!in.done()) return damaged("snapshot (bytes left over)");
   if (!valid_stream_id(s.stream_id)) return damaged("snapshot stream id");

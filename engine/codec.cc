@@ -60,6 +60,7 @@ enum RoomField : uint64_t {
   kEventPhase = 21,
   kEventPrequeueSeq = 22,
   kEventStartSeq = 23,
+  kPage = 30,  // a length-prefixed string, not a varint
 };
 
 uint64_t seed_word(const RoomEvent& e, int i) {
@@ -145,10 +146,14 @@ void put_room_config(std::string* out, const RoomConfig& c) {
     if (e.admit_per_second) fields.emplace_back(kEventAdmitPerSecond, *e.admit_per_second);
     if (e.mode) fields.emplace_back(kEventMode, static_cast<uint64_t>(*e.mode));
   }
-  put_varint(out, fields.size());  // numbered fields follow
+  put_varint(out, fields.size() + (c.page.empty() ? 0 : 1));  // numbered fields follow
   for (const auto& [field, value] : fields) {
     put_varint(out, field);
     put_varint(out, value);
+  }
+  if (!c.page.empty()) {
+    put_varint(out, kPage);
+    put_string(out, c.page);
   }
 }
 
@@ -166,7 +171,12 @@ bool read_room_config(Reader& in, RoomConfig* c, bool numbered_optional) {
   if (!in.varint(&fields) || fields > in.left()) return false;
   for (uint64_t i = 0; i < fields; ++i) {
     uint64_t field = 0, value = 0;
-    if (!in.varint(&field) || !in.varint(&value) || !read_field(field, value, c)) return false;
+    if (!in.varint(&field)) return false;
+    if (field == kPage) {
+      if (!in.string(&c->page) || c->page.size() > RoomConfig::kMaxPageBytes) return false;
+      continue;
+    }
+    if (!in.varint(&value) || !read_field(field, value, c)) return false;
   }
   return true;
 }

@@ -5,8 +5,9 @@
 namespace anteroom {
 
 DrawLine::DrawLine(uint64_t first_seq, uint64_t end_seq, std::vector<uint64_t> seqs,
-                   std::vector<uint64_t> refs)
+                   std::vector<uint64_t> refs, const std::array<uint8_t, 32>& seed)
     : first_(first_seq),
+      seed_(seed),
       seqs_(std::move(seqs)),
       refs_(std::move(refs)),
       rank_of_(end_seq - first_seq, kNone),

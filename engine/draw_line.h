@@ -10,6 +10,7 @@
 // so a count read during a change may lag it but never grows.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <vector>
@@ -23,7 +24,7 @@ class DrawLine {
 
   // `seqs` and `refs` in drawn order; every seq lies in [first_seq, end_seq) or is kGone.
   DrawLine(uint64_t first_seq, uint64_t end_seq, std::vector<uint64_t> seqs,
-           std::vector<uint64_t> refs);
+           std::vector<uint64_t> refs, const std::array<uint8_t, 32>& seed);
   DrawLine(const DrawLine&) = delete;
   DrawLine& operator=(const DrawLine&) = delete;
 
@@ -36,6 +37,7 @@ class DrawLine {
   }
   uint64_t seq_at(uint32_t rank) const { return seqs_[rank]; }
   const std::vector<uint64_t>& refs() const { return refs_; }  // in drawn order
+  const std::array<uint8_t, 32>& seed() const { return seed_; }
 
   uint32_t cursor() const { return cursor_.load(std::memory_order_acquire); }
   // WAITING tickets drawn ahead of `rank`.
@@ -53,6 +55,7 @@ class DrawLine {
   uint64_t prefix(uint32_t count) const;  // holes among the first `count` ranks
 
   const uint64_t first_;
+  const std::array<uint8_t, 32> seed_;
   const std::vector<uint64_t> seqs_;
   const std::vector<uint64_t> refs_;
   std::vector<uint32_t> rank_of_;  // by seq - first_

@@ -119,16 +119,16 @@ class Engine {
   virtual Status restore_room(std::string_view room, const RoomConfig& config,
                               const std::vector<RestoredTicket>& tickets) = 0;
 
-  // The draw of the room's event (refs in drawn order), once it has happened; kWrongState
-  // before. Engines without events say kInvalidArgument.
+  // The room's last draw (model.h's DrawInfo), once one happened; kWrongState before.
+  // Engines without events say kInvalidArgument.
   virtual Result<DrawInfo> draw(std::string_view room) const {
     (void)room;
     return Status(Code::kInvalidArgument, "this engine has no events");
   }
-  // Recovery, after restore_room: the draw the room's event made, as draw() told it.
-  virtual Status restore_draw(std::string_view room, const std::vector<uint64_t>& refs) {
+  // Recovery, after restore_room: the draw the room kept, as draw() told it.
+  virtual Status restore_draw(std::string_view room, const DrawInfo& draw) {
     (void)room;
-    (void)refs;
+    (void)draw;
     return Status(Code::kInvalidArgument, "this engine has no events");
   }
 

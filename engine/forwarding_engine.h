@@ -54,8 +54,8 @@ class ForwardingEngine : public Engine {
     return inner_->restore_room(room, c, t);
   }
   Result<DrawInfo> draw(std::string_view room) const override { return inner_->draw(room); }
-  Status restore_draw(std::string_view room, const std::vector<uint64_t>& refs) override {
-    return inner_->restore_draw(room, refs);
+  Status restore_draw(std::string_view room, const DrawInfo& draw) override {
+    return inner_->restore_draw(room, draw);
   }
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override {
     return inner_->export_tickets(room);

@@ -13,8 +13,8 @@
 //   leave         a live ticket -> LEFT (the visitor left)
 //   expire        a live ticket -> EXPIRED, with the reason
 //   clear         these WAITING tickets -> LEFT (cleared), in one change
-//   draw          the pre-queue of the room's event was drawn: the refs in drawn order (told
-//                 right before the room_put that says the event started)
+//   draw          the pre-queue of the room's event was drawn (the DrawInfo; told right
+//                 before the room_put that says the event started)
 //
 // Order: changes of one ticket are told in the order they happened, except that two
 // threads changing the same ticket within a moment of each other (an admission racing the
@@ -56,7 +56,8 @@ struct Change {
   EndReason reason = EndReason::kNone;  // expire
   int64_t at_ms = 0;                    // engine clock: when it happened
   const RoomConfig* config = nullptr;   // room_put
-  std::span<const uint64_t> seqs;       // clear: the tickets cleared, ascending; draw: refs
+  std::span<const uint64_t> seqs;       // clear: the tickets cleared, ascending
+  const DrawInfo* draw = nullptr;       // draw
 };
 
 class Journal {

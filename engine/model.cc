@@ -103,6 +103,7 @@ Status RoomConfig::validate() const {
     return bad("max_waiting", "must be at most 100000000 (0 means that many)");
   }
   if (mode > RoomMode::kQueueAll) return bad("mode", "is not a mode");
+  if (page.size() > kMaxPageBytes) return bad("page", "must be at most 131072 bytes");
   return event.validate();
 }
 
@@ -181,6 +182,13 @@ bool unprintable(int32_t cp) {
 }
 
 }  // namespace
+
+bool valid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    if (next_code_point(s, &i) < 0) return false;
+  }
+  return true;
+}
 
 bool valid_user(std::string_view user) {
   if (user.empty() || user.size() > 128) return false;

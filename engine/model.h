@@ -97,6 +97,10 @@ struct RoomConfig {
   bool trust_user = false;
   RoomMode mode = RoomMode::kFifo;
   RoomEvent event;  // none unless event.exists()
+  // The waiting page's branding as the operator put it (JSON the server checked and wrote;
+  // the engine only keeps it). Empty: anteroom's own page.
+  static constexpr size_t kMaxPageBytes = 128 * 1024;
+  std::string page;
 
   // kInvalidArgument naming the field if a value is out of range.
   Status validate() const;
@@ -111,6 +115,8 @@ bool valid_room_name(std::string_view name);
 // (C0, DEL, C1), no bidirectional or zero-width formatting characters, no separators or
 // byte-order marks, no noncharacters.
 bool valid_user(std::string_view user);
+// Well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF).
+bool valid_utf8(std::string_view s);
 // What valid_user checks, said for an error message.
 constexpr const char* kUserRule =
     "user must be 1-128 bytes of printable UTF-8 (no control, bidi or zero-width characters)";
@@ -126,10 +132,15 @@ struct JoinRequest {
 using TicketId = std::array<char, 27>;
 inline std::string_view id_view(const TicketId& id) { return {id.data(), id.size()}; }
 
-// A drawn pre-queue as GET .../event/draw shows it.
+// A drawn pre-queue: the seed that drew it, the seqs it covered, its refs (fair_draw.h) in
+// drawn order. Kept with the room after its event ends or is deleted (the places it gave
+// stand); GET .../event/draw shows it only while it is the room's event's own.
 struct DrawInfo {
-  RoomEvent event;
-  std::vector<uint64_t> refs;  // fair_draw.h's refs, in drawn order
+  std::array<uint8_t, 32> seed{};
+  uint64_t first_seq = 0;  // the pre-queue: seqs [first_seq, end_seq)
+  uint64_t end_seq = 0;
+  std::vector<uint64_t> refs;
+  bool operator==(const DrawInfo&) const = default;
 };
 
 // A ticket as seen from outside at one moment.

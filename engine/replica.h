@@ -86,7 +86,7 @@ struct RoomImage {
   uint64_t next_seq = 0;                // the seq the next join gets
   RoomCounters counters;                // the totals (waiting and active follow from the tickets)
   std::vector<RestoredTicket> tickets;  // live ones, ascending seq, seen_at_ms set
-  std::vector<uint64_t> draw_refs;      // the event's draw, once drawn (refs in drawn order)
+  std::optional<DrawInfo> draw;         // the room's last draw, if any
 };
 
 class ReplicaEngine : public Engine {

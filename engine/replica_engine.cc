@@ -108,7 +108,7 @@ Result<RoomImage> ShardedEngine::image(std::string_view room) const {
     img.next_seq = r.next_seq();
     img.counters = r.counters();
     img.tickets = r.export_exact();
-    if (auto d = r.draw_info()) img.draw_refs = std::move(d->refs);
+    img.draw = r.draw_info();
     return img;
   });
 }
@@ -121,7 +121,7 @@ Status ShardedEngine::load_image(std::string_view room, const RoomImage& image) 
       !st.is_ok()) {
     return st;
   }
-  if (!image.draw_refs.empty()) fresh->restore_draw(image.draw_refs);
+  if (image.draw) fresh->restore_draw(*image.draw);
   epoch::Guard pinned;
   std::lock_guard admin(admin_);
   Room* old = registry_.find(room);

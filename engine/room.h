@@ -112,11 +112,11 @@ class Room {
   void apply_config(int64_t at_ms, const RoomConfig& config);
   // The event moves to `phase` as of `at_ms` (the decider proposed it when its time came).
   void apply_event_phase(int64_t at_ms, RoomEvent::Phase phase);
-  // The draw of the room's event, once it happened (the seed then stops being a secret).
+  // The room's last draw, once one happened.
   std::optional<DrawInfo> draw_info() const;
-  // After restore(): the draw as it was, from its refs in drawn order (live tickets find
-  // their ranks again; the rest are gone).
-  void restore_draw(const std::vector<uint64_t>& refs);
+  // After restore(): the draw as it was (live tickets find their ranks again by their refs;
+  // the rest are gone).
+  void restore_draw(const DrawInfo& draw);
   void apply_publish();  // push hints for what the ops applied so far changed
   // The decider's side: the expiries due at `now_ms` (if `sweep`) and what admit_per_second
   // allows, as (seq, reason) pairs and an admission count. Changes nothing but the token

@@ -46,13 +46,7 @@ uint64_t Room::position_of(uint64_t seq, bool* hidden) const {
 std::optional<DrawInfo> Room::draw_info() const {
   const DrawLine* d = draw_.load(std::memory_order_acquire);
   if (d == nullptr) return std::nullopt;
-  DrawInfo info;
-  {
-    std::lock_guard lock(config_mu_);
-    info.event = base_.event;
-  }
-  info.refs = d->refs();
-  return info;
+  return DrawInfo{d->seed(), d->first_seq(), d->end_seq(), d->refs()};
 }
 
 Phase Room::due_phase(int64_t now_ms) const {
@@ -140,29 +134,29 @@ void Room::build_draw() {
     drawn_seqs[k] = seqs[order[k]];
     drawn_refs[k] = refs[order[k]];
   }
-  auto* d = new DrawLine(e.prequeue_seq, e.start_seq, std::move(drawn_seqs), drawn_refs);
+  auto* d = new DrawLine(e.prequeue_seq, e.start_seq, std::move(drawn_seqs), drawn_refs, e.seed);
   if (DrawLine* old = draw_.exchange(d, std::memory_order_acq_rel)) epoch::retire(old);
+  const DrawInfo info{e.seed, e.prequeue_seq, e.start_seq, std::move(drawn_refs)};
   Change ch = change(Change::Kind::kDraw, 0);
-  ch.seqs = drawn_refs;
+  ch.draw = &info;
   journal(ch);
 }
 
-void Room::restore_draw(const std::vector<uint64_t>& refs) {
+void Room::restore_draw(const DrawInfo& draw) {
   with_owner([&] {
-    const RoomEvent e = config().event;
-    if (!e.exists() || !e.shuffle || e.phase < Phase::kStarted) return 0;
+    if (draw.end_seq < draw.first_seq || draw.end_seq > line_.claimed()) return 0;  // not ours
     std::unordered_map<uint64_t, uint64_t> seq_of;  // ref -> seq of the live tickets drawn
-    for (uint64_t seq = e.prequeue_seq; seq < std::min(e.start_seq, line_.claimed()); ++seq) {
+    for (uint64_t seq = draw.first_seq; seq < draw.end_seq; ++seq) {
       const Slot* s = published(seq);
       if (s == nullptr || !is_live(state_of(load_state(*s)))) continue;
       const TicketId id = env_.codec.encode(seq, Tag{s->tag[0], s->tag[1], s->tag[2]});
       seq_of.emplace(ticket_ref(id_view(id)), seq);
     }
-    std::vector<uint64_t> seqs(refs.size(), DrawLine::kGone);
-    for (size_t k = 0; k < refs.size(); ++k) {
-      if (auto it = seq_of.find(refs[k]); it != seq_of.end()) seqs[k] = it->second;
+    std::vector<uint64_t> seqs(draw.refs.size(), DrawLine::kGone);
+    for (size_t k = 0; k < draw.refs.size(); ++k) {
+      if (auto it = seq_of.find(draw.refs[k]); it != seq_of.end()) seqs[k] = it->second;
     }
-    auto* d = new DrawLine(e.prequeue_seq, e.start_seq, seqs, refs);
+    auto* d = new DrawLine(draw.first_seq, draw.end_seq, seqs, draw.refs, draw.seed);
     uint32_t head = d->size();  // the first rank still WAITING
     for (uint32_t r = 0; r < d->size(); ++r) {
       const Slot* s = seqs[r] == DrawLine::kGone ? nullptr : published(seqs[r]);

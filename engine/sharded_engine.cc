@@ -142,17 +142,17 @@ Status ShardedEngine::restore_room(std::string_view name, const RoomConfig& conf
 Result<DrawInfo> ShardedEngine::draw(std::string_view name) const {
   return in_room(name, [&](Room& r) -> Result<DrawInfo> {
     auto d = r.draw_info();
-    if (!d) return Status(Code::kWrongState, "the room's event has not drawn yet");
+    if (!d) return Status(Code::kWrongState, "the room has not drawn yet");
     return std::move(*d);
   });
 }
 
-Status ShardedEngine::restore_draw(std::string_view name, const std::vector<uint64_t>& refs) {
+Status ShardedEngine::restore_draw(std::string_view name, const DrawInfo& draw) {
   if (env_.replica) return replica_refuses();
   epoch::Guard pinned;
   Room* r = registry_.find(name);
   if (r == nullptr) return no_room(name);
-  r->restore_draw(refs);
+  r->restore_draw(draw);
   return Status::ok();
 }
 

@@ -87,16 +87,18 @@ void encode_change(const Change& c, int64_t wall_minus_engine_ms, std::string* o
       type = 9;
       put_clear_seqs(&p, c.room, wall, c.seqs);
       break;
-    case Change::Kind::kDraw:
-      for (size_t from = 0; from < c.seqs.size() || from == 0; from += kDrawRefsPerRecord) {
-        const size_t n = std::min(kDrawRefsPerRecord, c.seqs.size() - from);
-        encode(Draw{std::string(c.room), from,
-                    std::vector<uint64_t>(c.seqs.begin() + static_cast<ptrdiff_t>(from),
-                                          c.seqs.begin() + static_cast<ptrdiff_t>(from + n))},
+    case Change::Kind::kDraw: {
+      const DrawInfo& d = *c.draw;
+      for (size_t from = 0; from < d.refs.size() || from == 0; from += kDrawRefsPerRecord) {
+        const size_t n = std::min(kDrawRefsPerRecord, d.refs.size() - from);
+        encode(Draw{std::string(c.room), d.first_seq, d.end_seq, d.seed, from,
+                    std::vector<uint64_t>(d.refs.begin() + static_cast<ptrdiff_t>(from),
+                                          d.refs.begin() + static_cast<ptrdiff_t>(from + n))},
                out);
         if (n == 0) break;
       }
       return;
+    }
   }
   logfmt::append_record(out, type, p);
 }
@@ -140,6 +142,9 @@ void encode(const Any& any, std::string* out) {
   } else if (const auto* dr = std::get_if<Draw>(&any)) {
     type = 10;
     put_string(&p, dr->room);
+    put_varint(&p, dr->first_seq);
+    put_varint(&p, dr->end_seq);
+    p.append(reinterpret_cast<const char*>(dr->seed.data()), dr->seed.size());
     put_varint(&p, dr->first_rank);
     put_varint(&p, dr->refs.size());
     for (uint64_t ref : dr->refs) {
@@ -235,7 +240,9 @@ std::optional<Any> parse_clear_seqs(In& in) {
 std::optional<Any> parse_draw(In& in) {
   Draw d;
   uint64_t n = 0;
-  if (!in.string(&d.room) || !in.varint(&d.first_rank) || !in.varint(&n) || n > in.left() / 8) {
+  if (!in.string(&d.room) || !in.varint(&d.first_seq) || !in.varint(&d.end_seq) ||
+      !in.bytes(d.seed.data(), d.seed.size()) || !in.varint(&d.first_rank) || !in.varint(&n) ||
+      n > in.left() / 8) {
     return std::nullopt;
   }
   d.refs.resize(n);

@@ -16,9 +16,10 @@
 //   8 snap_end     CRC32C of every byte from snap_begin's header to snap_end's header
 //   9 clear_seqs   room, wall-clock ms, count, then each cleared seq as the difference
 //                  from the one before (the first from 0)
-//  10 draw         (version 3) room, first rank, count, then each ref as 8 bytes big-endian:
-//                  the refs of a room's drawn pre-queue from that rank on, in drawn order (a
-//                  draw of more than kDrawRefsPerRecord refs takes several records)
+//  10 draw         (version 3) room, the pre-queue's first seq and end seq, the seed (32
+//                  bytes), first rank, count, then each ref as 8 bytes big-endian: a room's
+//                  drawn pre-queue from that rank on, in drawn order (a draw of more than
+//                  kDrawRefsPerRecord refs takes several records)
 // Payloads are varints (unsigned LEB128) and length-prefixed strings, in the order above.
 #pragma once
 
@@ -76,6 +77,8 @@ struct ClearSeqs {
 };
 struct Draw {
   std::string room;
+  uint64_t first_seq = 0, end_seq = 0;
+  std::array<uint8_t, 32> seed{};
   uint64_t first_rank = 0;
   std::vector<uint64_t> refs;
 };

@@ -68,7 +68,8 @@ Status validate(const Any& any) {
     if (!cs->seqs.empty()) return check_seq(cs->seqs.back());  // ascending
   } else if (const auto* dr = std::get_if<Draw>(&any)) {
     if (Status st = check_room(dr->room); !st.is_ok()) return st;
-    if (dr->first_rank > Line::kMaxTickets ||
+    if (dr->end_seq < dr->first_seq || dr->end_seq > Line::kMaxTickets ||
+        dr->first_rank > Line::kMaxTickets ||
         dr->refs.size() > Line::kMaxTickets - dr->first_rank) {
       return invalid("a draw's ranks are beyond what a room holds");
     }

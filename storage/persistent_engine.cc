@@ -108,7 +108,7 @@ Result<std::unique_ptr<Engine>> open_persistent_engine(const PersistenceOptions&
   for (const auto& [name, room] : recovery.rooms()) {
     Status st = inner->restore_room(name, room.config,
                                     logrec::Recovery::tickets_for_restore(room, engine_minus_wall));
-    if (st.is_ok() && !room.draw_refs.empty()) st = inner->restore_draw(name, room.draw_refs);
+    if (st.is_ok() && room.draw) st = inner->restore_draw(name, *room.draw);
     if (!st.is_ok())
       return Status(Code::kUnavailable, "recovering room '" + name + "': " + st.message());
   }

@@ -56,10 +56,11 @@ void Recovery::apply(const Any& any) {
   } else if (const auto* dr = std::get_if<Draw>(&any)) {
     auto room = rooms_.find(dr->room);
     if (room == rooms_.end()) return;
-    std::vector<uint64_t>& refs = room->second.draw_refs;
-    if (dr->first_rank == 0) refs.clear();      // a new draw
-    if (dr->first_rank != refs.size()) return;  // a part whose start was lost: not this draw
-    refs.insert(refs.end(), dr->refs.begin(), dr->refs.end());
+    std::optional<DrawInfo>& d = room->second.draw;
+    if (dr->first_rank == 0) d = DrawInfo{dr->seed, dr->first_seq, dr->end_seq, {}};  // a new one
+    // A part of another draw, or one whose start was lost, is not this draw's.
+    if (!d || d->seed != dr->seed || dr->first_rank != d->refs.size()) return;
+    d->refs.insert(d->refs.end(), dr->refs.begin(), dr->refs.end());
   } else if (const auto* cs = std::get_if<ClearSeqs>(&any)) {
     for (uint64_t seq : cs->seqs) {
       apply_state(StateChange{cs->room, seq, TicketState::kLeft, EndReason::kCleared, 0});

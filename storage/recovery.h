@@ -34,7 +34,7 @@ class Recovery {
   struct Room {
     RoomConfig config;
     std::map<uint64_t, Ticket> tickets;
-    std::vector<uint64_t> draw_refs;  // the event's draw, in drawn order
+    std::optional<DrawInfo> draw;  // the room's last draw
   };
 
   void apply(const Any& r);

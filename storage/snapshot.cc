@@ -58,7 +58,7 @@ std::string Snapshotter::encode_state(uint64_t* tickets) const {
       Change c;
       c.kind = Change::Kind::kDraw;
       c.room = room.name;
-      c.seqs = d->refs;
+      c.draw = &d.value();
       encode_change(c, 0, &out);
     }
     for (const RestoredTicket& t : live.value()) {

@@ -352,7 +352,9 @@ ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string
                                  "room names are 1-64 characters of A-Z a-z 0-9 _ -"),
                   Route::kWaitPage);
     }
-    return with(wait_page(parts[1], query, req.accept_language, req.return_header),
+    auto info = engine_.room_info(parts[1]);
+    const Branding brand = info.is_ok() ? Branding::from_json(info->config.page) : Branding{};
+    return with(wait_page(parts[1], query, req.accept_language, req.return_header, brand),
                 Route::kWaitPage);
   }
   if (parts.size() == 3 && parts[0] == "v1" && parts[1] == "gate") {

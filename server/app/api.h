@@ -3,13 +3,18 @@
 // for the SSE and WebSocket routes, turn the connection into a stream).
 //
 // Thread safety: Api is immutable after construction apart from the engine and metrics it
-// points to, which are thread-safe; call handle() from any thread.
+// points to, which are thread-safe, and the cache of draw answers, under its own mutex; call
+// handle() from any thread.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <boost/json/object.hpp>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +52,9 @@ struct ApiResponse {
   unsigned status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // A large answer many clients fetch alike (a draw): sent instead of `body`, shared by every
+  // response that holds it, never copied.
+  std::shared_ptr<const std::string> shared_body;
   std::vector<std::pair<std::string, std::string>> headers;
   Route route = Route::kNotFound;
   Upgrade upgrade = Upgrade::kNone;
@@ -123,6 +131,8 @@ class Api {
   ApiResponse cluster_route() const;
   ApiResponse event_route(const ApiRequest& req, std::string_view room) const;  // event_routes.cc
   ApiResponse draw_route(std::string_view room) const;
+  std::shared_ptr<const std::string> draw_body(std::string_view room, const DrawInfo& d) const;
+  ApiResponse page_route(const ApiRequest& req, std::string_view room) const;  // page_routes.cc
   ApiResponse cookie_route(std::string_view room, std::string_view ticket) const;
   // Operator routes (routes_operator.cc).
   ApiResponse list_rooms() const;
@@ -147,6 +157,14 @@ class Api {
   const PushHub* hub_;
   const int64_t wall_minus_engine_ms_;  // wall clock minus the engine's clock, at start
   std::atomic<bool> ready_{true};       // lone flag: relaxed
+  // The last draw answer of each room (draw_body), built once.
+  struct CachedDraw {
+    std::array<uint8_t, 32> seed{};
+    size_t count = 0;
+    std::shared_ptr<const std::string> body;
+  };
+  mutable std::mutex draw_cache_mu_;
+  mutable std::map<std::string, CachedDraw> draw_cache_;
 };
 
 // 409 user_in_line: a join named a user whose place belongs to another visitor.

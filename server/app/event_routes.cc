@@ -35,12 +35,42 @@ ApiResponse bad_field(const std::string& field, const std::string& why) {
   return error_response(400, "invalid_field", field + " " + why);
 }
 
-// An RFC 3339 time ("2026-12-01T10:00:00Z", "...T19:00:00.250+09:00") as Unix ms.
+// Whether `s` has RFC 3339's shape: "YYYY-MM-DDTHH:MM:SS", optional ".fraction", then "Z"
+// or "+HH:MM" / "-HH:MM", every field its digits exactly (strptime alone takes " 1" or "1").
+bool rfc3339_shape(std::string_view s) {
+  auto digits = [&](size_t at, size_t n) {
+    if (at + n > s.size()) return false;
+    for (size_t i = at; i < at + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+    }
+    return true;
+  };
+  if (s.size() < 20 || !digits(0, 4) || s[4] != '-' || !digits(5, 2) || s[7] != '-' ||
+      !digits(8, 2) || (s[10] != 'T' && s[10] != 't') || !digits(11, 2) || s[13] != ':' ||
+      !digits(14, 2) || s[16] != ':' || !digits(17, 2)) {
+    return false;
+  }
+  size_t i = 19;
+  if (s[i] == '.') {
+    size_t n = 0;
+    while (digits(i + 1 + n, 1)) ++n;
+    if (n == 0 || n > 9) return false;
+    i += 1 + n;
+  }
+  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) return i + 1 == s.size();
+  return i + 6 == s.size() && (s[i] == '+' || s[i] == '-') && digits(i + 1, 2) && s[i + 3] == ':' &&
+         digits(i + 4, 2);
+}
+
+// An RFC 3339 time ("2026-12-01T10:00:00Z", "...T19:00:00.250+09:00") as Unix ms. Dates that
+// do not exist (February 30th, a 61st second) are refused, not rolled over.
 std::optional<int64_t> parse_time(std::string_view text) {
+  if (!rfc3339_shape(text)) return std::nullopt;
   std::string s(text);
   struct tm tm {};
   const char* rest = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (rest == nullptr) return std::nullopt;
+  if (rest == nullptr || tm.tm_sec > 59) return std::nullopt;
+  const struct tm asked = tm;
   int64_t ms = 0;
   if (*rest == '.') {
     int digits = 0;
@@ -64,8 +94,11 @@ std::optional<int64_t> parse_time(std::string_view text) {
     return std::nullopt;
   }
   if (*rest != '\0') return std::nullopt;
-  const time_t t = timegm(&tm);
-  if (t == static_cast<time_t>(-1) || tm.tm_year < 100 || tm.tm_year > 1100) return std::nullopt;
+  const time_t t = timegm(&tm);  // normalizes tm: a date that does not exist comes back moved
+  if (t == static_cast<time_t>(-1) || tm.tm_year < 100 || tm.tm_year > 1100 ||
+      tm.tm_mday != asked.tm_mday || tm.tm_mon != asked.tm_mon || tm.tm_hour != asked.tm_hour) {
+    return std::nullopt;
+  }
   return (static_cast<int64_t>(t) - offset_s) * 1000 + ms;
 }
 
@@ -185,7 +218,7 @@ ApiResponse Api::event_route(const ApiRequest& req, std::string_view room) const
   auto info = engine_.room_info(room);
   if (!info.is_ok()) return engine_error(info.status());
   const RoomEvent& now_event = info->config.event;
-  if (m == "GET") {
+  if (m == "GET" || m == "HEAD") {
     if (!now_event.exists()) return error_response(404, "no_event", "the room has no event");
     ApiResponse res;
     res.body = json::serialize(event_json(room, now_event));
@@ -237,34 +270,47 @@ ApiResponse Api::event_route(const ApiRequest& req, std::string_view room) const
 }
 
 ApiResponse Api::draw_route(std::string_view room) const {
+  auto info = engine_.room_info(room);
+  if (!info.is_ok()) return engine_error(info.status());
   auto d = engine_.draw(room);
-  if (!d.is_ok()) {
-    if (d.code() == Code::kWrongState) {
-      return error_response(404, "not_drawn", "the room's event has not drawn yet");
-    }
-    return engine_error(d.status());
+  if (!d.is_ok() && d.code() != Code::kWrongState) return engine_error(d.status());
+  // Only the room's event's own draw: a draw an earlier event left (its places stand) must
+  // not be shown beside a new event, let alone with its seed.
+  const RoomEvent& e = info->config.event;
+  if (!d.is_ok() || !e.exists() || d->seed != e.seed) {
+    std::lock_guard lock(draw_cache_mu_);
+    draw_cache_.erase(std::string(room));
+    return error_response(404, "not_drawn", "the room's event has not drawn yet");
   }
-  const Seed& seed = d->event.seed;
-  const Digest commit = sha256(seed.data(), seed.size());
-  std::string out;
-  out.reserve(200 + 19 * d->refs.size());
-  out += R"({"room":")";
-  out += room;
-  out += R"(","seed":")";
-  out += to_hex(seed.data(), seed.size());
-  out += R"(","seed_sha256":")";
-  out += to_hex(commit.data(), commit.size());
-  out += R"(","order":[)";
-  for (size_t i = 0; i < d->refs.size(); ++i) {
-    if (i != 0) out += ',';
-    out += '"';
-    out += ref_hex(d->refs[i]);
-    out += '"';
-  }
-  out += "]}";
   ApiResponse res;
-  res.body = std::move(out);
+  res.shared_body = draw_body(room, d.value());
   return res;
+}
+
+// Built once per draw and shared by every answer: a draw of a million is 19 MB of JSON.
+std::shared_ptr<const std::string> Api::draw_body(std::string_view room, const DrawInfo& d) const {
+  std::lock_guard lock(draw_cache_mu_);
+  auto& cached = draw_cache_[std::string(room)];
+  if (cached.body && cached.seed == d.seed && cached.count == d.refs.size()) return cached.body;
+  const Digest commit = sha256(d.seed.data(), d.seed.size());
+  auto out = std::make_shared<std::string>();
+  out->reserve(200 + 19 * d.refs.size());
+  *out += R"({"room":")";
+  *out += room;
+  *out += R"(","seed":")";
+  *out += to_hex(d.seed.data(), d.seed.size());
+  *out += R"(","seed_sha256":")";
+  *out += to_hex(commit.data(), commit.size());
+  *out += R"(","order":[)";
+  for (size_t i = 0; i < d.refs.size(); ++i) {
+    if (i != 0) *out += ',';
+    *out += '"';
+    *out += ref_hex(d.refs[i]);
+    *out += '"';
+  }
+  *out += "]}";
+  cached = {d.seed, d.refs.size(), std::move(out)};
+  return cached.body;
 }
 
 }  // namespace anteroom

@@ -9,7 +9,7 @@ const char* route_name(Route r) {
       "join",     "status",   "leave",      "events",      "websocket", "wait_page",
       "put_room", "get_room", "list_rooms", "delete_room", "admit",     "clear",
       "verify",   "gate",     "metrics",    "healthz",     "readyz",    "snapshot",
-      "cookie",   "cluster",  "event",      "draw",        "not_found"};
+      "cookie",   "cluster",  "event",      "draw",        "page",      "not_found"};
   static_assert(std::size(kNames) == static_cast<size_t>(Route::kCount));
   return kNames[static_cast<size_t>(r)];
 }

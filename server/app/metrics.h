@@ -36,6 +36,7 @@ enum class Route : uint8_t {
   kCluster,
   kEvent,
   kDraw,
+  kPage,
   kNotFound,
   kCount
 };

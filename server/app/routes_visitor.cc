@@ -133,14 +133,20 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
     if (what == "verify") return with(verify_route(room, req.body), r);
     return with(clear_route(room), r);
   }
+  if (p.size() == 4 && what == "page") {
+    if (m != "GET" && m != "HEAD" && m != "PUT" && m != "DELETE") {
+      return method_not_allowed("GET, HEAD, PUT, DELETE", Route::kPage);
+    }
+    return with(page_route(req, room), Route::kPage);
+  }
   if (p.size() == 4 && what == "event") {
-    if (m != "GET" && m != "PUT" && m != "DELETE") {
-      return method_not_allowed("GET, PUT, DELETE", Route::kEvent);
+    if (m != "GET" && m != "HEAD" && m != "PUT" && m != "DELETE") {
+      return method_not_allowed("GET, HEAD, PUT, DELETE", Route::kEvent);
     }
     return with(event_route(req, room), Route::kEvent);
   }
   if (p.size() == 5 && what == "event" && p[4] == "draw") {
-    if (m != "GET") return method_not_allowed("GET", Route::kDraw);
+    if (m != "GET" && m != "HEAD") return method_not_allowed("GET, HEAD", Route::kDraw);
     return with(draw_route(room), Route::kDraw);
   }
   if (p.size() == 4 && what == "ws") {

@@ -5,29 +5,38 @@
 namespace anteroom {
 namespace {
 
-// The page. %ROOM%, %RETURN% (a JSON string), %LANG% and %STRINGS% (a JSON object) are
-// filled in per request; everything else is static.
+// The page is anteroom's document (kPage) around the waiting box (kWidget: its style, markup
+// and script), or an operator's template (docs/branding.md) around the same box.
+// %ROOM%, %RETURN% (a JSON string), %LANG%, %TITLE%, %COLORS% (CSS variables) and %STRINGS%
+// (a JSON object) are filled in per request; everything else is static.
 constexpr std::string_view kPage = R"HTML(<!doctype html>
 <html lang="%LANG%"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<title>anteroom · %ROOM%</title>
-<style>
-body{margin:0;font-family:system-ui,-apple-system,"Noto Sans KR",sans-serif;background:#f4f5f7;color:#1d2433}
-main{max-width:28rem;margin:12vh auto;padding:2rem 1.5rem;background:#fff;border-radius:12px;box-shadow:0 2px 12px #0001}
+<title>%TITLE%</title>
+</head><body>%WIDGET%</body></html>
+)HTML";
+
+constexpr std::string_view kWidget = R"HTML(<style>
+:root{--bg:#f4f5f7;--card:#fff;--text:#1d2433;--accent:#3867d6;%COLORS%}
+body{margin:0;font-family:system-ui,-apple-system,"Noto Sans KR",sans-serif;background:var(--bg);color:var(--text)}
+main{max-width:28rem;margin:12vh auto;padding:2rem 1.5rem;background:var(--card);border-radius:12px;box-shadow:0 2px 12px #0001}
+#logo{max-height:3rem;max-width:100%;display:block;margin:0 0 1rem}
 h1{font-size:1.3rem;margin:0 0 1rem}
 .big{font-size:3rem;font-weight:700;margin:.2rem 0}
 .row{display:flex;justify-content:space-between;margin:.4rem 0;color:#4a5468}
 .bar{height:10px;background:#e3e6ec;border-radius:5px;overflow:hidden;margin:1.2rem 0}
-.bar div{height:100%;width:0;background:#3867d6;transition:width .6s}
+.bar div{height:100%;width:0;background:var(--accent);transition:width .6s}
 .note{font-size:.9rem;color:#6b7489}
 @media (max-width:30rem){main{margin:6vh .75rem}}
 body[data-phase=closed] .row,body[data-phase=closed] .bar,body[data-phase=closed] .big,body[data-phase=closed] #label,
 body[data-phase=prequeue] .row,body[data-phase=prequeue] .bar,body[data-phase=prequeue] .big,body[data-phase=prequeue] #label,
 body[data-phase=draw] .row{display:none}
 body[data-phase=prequeue] #countdown{font-size:2rem;font-weight:700;color:#1d2433}
-button{margin-top:1rem;padding:.6rem 1.2rem;border:0;border-radius:8px;background:#3867d6;color:#fff;font-size:1rem}
-</style></head><body><main>
+button{margin-top:1rem;padding:.6rem 1.2rem;border:0;border-radius:8px;background:var(--accent);color:#fff;font-size:1rem}
+</style><main>
+<img id="logo" alt="" hidden>
 <h1 id="title"></h1>
+<p id="brand-message" hidden></p>
 <div class="note" id="label"></div>
 <div class="big" id="position">…</div>
 <div class="row"><span id="ahead-label"></span><span id="ahead">-</span></div>
@@ -47,6 +56,8 @@ const key = (k) => "anteroom:" + ROOM + ":" + k;
 $("title").textContent = T.title; $("label").textContent = T.position;
 $("ahead-label").textContent = T.ahead; $("eta-label").textContent = T.eta;
 $("retry").textContent = T.retry; $("message").textContent = T.joining;
+if (T.logo) { $("logo").src = T.logo; $("logo").hidden = false; }
+if (T.brandMessage) { $("brand-message").textContent = T.brandMessage; $("brand-message").hidden = false; }
 // The visitor's id and the key its ticket is bound to: random (getRandomValues works on
 // plain HTTP too), kept in this browser, sent with every join so a reload keeps the place
 // and nobody else can claim it.
@@ -244,30 +255,79 @@ $("retry").onclick = () => {
   location.reload();
 };
 join();
-</script></body></html>
-)HTML";
+</script>)HTML";
 
 constexpr std::string_view kEnglish =
     R"({"title":"You are in line","position":"Your place in line","ahead":"People ahead of you","eta":"Estimated wait","progress":"Progress","keep":"Keep this page open: it moves on by itself. Reloading keeps your place.","admitted":"It is your turn. Taking you in…","ended":"Your place in line has ended.","retry":"Join again","joining":"Joining the line…","offline":"Connection lost; retrying…","unknown":"calculating…","seconds":" s","minutes":" min","about":"about ","prequeue":"The sale opens at {time} (your time zone). You are in the pre-queue: everyone here gets a place at the start, in a fair draw.","startsIn":"Opens in ","inDraw":"You are in the draw: each place that frees goes to someone picked at random from everyone waiting.","paused":"The line is paused for now. Keep this page open; your place is kept.","closed":"This room is closed or sold out.","closedTitle":"Closed","checkDraw":"Your place came from a fair draw: check it","notify":"Notify me when it is my turn","turnTitle":"It is your turn!","ref":"Support code: ","bounced":"You were let in, but the service sent you back here. Your admission may have been refused there; try again, or contact the organiser."})";
 constexpr std::string_view kKorean =
     R"({"title":"대기열에 들어왔습니다","position":"나의 대기 순번","ahead":"내 앞의 대기 인원","eta":"예상 대기 시간","progress":"진행률","keep":"이 페이지를 열어 두세요. 차례가 되면 자동으로 이동합니다. 새로고침해도 순번은 유지됩니다.","admitted":"입장 차례입니다. 이동 중…","ended":"대기 순번이 만료되었습니다.","retry":"다시 줄 서기","joining":"대기열에 들어가는 중…","offline":"연결이 끊겼습니다. 다시 시도 중…","unknown":"계산 중…","seconds":"초","minutes":"분","about":"약 ","prequeue":"판매는 {time}(현지 시간)에 시작합니다. 사전 대기열에 들어왔습니다. 시작 시각에 공정한 추첨으로 모두에게 순번이 정해집니다.","startsIn":"시작까지 ","inDraw":"추첨 대기 중입니다. 자리가 날 때마다 대기 중인 모든 분 가운데 무작위로 한 분이 입장합니다.","paused":"대기열이 잠시 멈췄습니다. 페이지를 열어 두세요. 순번은 유지됩니다.","closed":"이 방은 마감되었거나 매진되었습니다.","closedTitle":"마감","checkDraw":"공정한 추첨으로 정해진 순번입니다: 확인하기","notify":"내 차례가 되면 알림 받기","turnTitle":"입장 차례입니다!","ref":"문의 코드: ","bounced":"입장이 허용되었지만 서비스가 이 페이지로 다시 보냈습니다. 다시 시도하거나 운영자에게 문의해 주세요."})";
 
-bool prefers_korean(std::string_view accept_language) {
-  // The first language listed wins; browsers list them in order of preference.
+// The first language the browser lists (browsers list them in order of preference), as two
+// lowercase letters; "" if none.
+std::string first_language(std::string_view accept_language) {
   size_t i = accept_language.find_first_not_of(' ');
-  if (i == std::string_view::npos) return false;
-  std::string_view first = accept_language.substr(i, 2);
-  return first == "ko" || first == "KO" || first == "Ko";
+  if (i == std::string_view::npos || accept_language.size() < i + 2) return "";
+  std::string lang(accept_language.substr(i, 2));
+  for (char& c : lang) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!std::isalpha(static_cast<unsigned char>(lang[0])) ||
+      !std::isalpha(static_cast<unsigned char>(lang[1]))) {
+    return "";
+  }
+  return lang;
+}
+
+// JSON inside <script>: '<' escaped, so no "</script>" or "<!--" can end it.
+std::string script_json(const boost::json::value& v) {
+  std::string out = boost::json::serialize(v);
+  std::string safe;
+  safe.reserve(out.size());
+  for (char c : out) {
+    if (c == '<') {
+      safe += "\\u003c";
+    } else {
+      safe += c;
+    }
+  }
+  return safe;
+}
+
+// Text for HTML (element content or a quoted attribute).
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
 }
 
 template <size_t N>
 std::string fill_template(std::string_view tmpl,
-                          const std::pair<std::string_view, std::string_view> (&fills)[N]) {
+                          const std::pair<std::string_view, std::string_view> (&fills)[N],
+                          char lead = '%') {
   std::string out;
   out.reserve(tmpl.size() + 1024);
   for (size_t i = 0; i < tmpl.size();) {
     bool filled = false;
-    if (tmpl[i] == '%') {
+    if (tmpl[i] == lead) {
       for (const auto& [name, value] : fills) {
         if (tmpl.substr(i, name.size()) == name) {
           out += value;
@@ -280,12 +340,6 @@ std::string fill_template(std::string_view tmpl,
     if (!filled) out += tmpl[i++];
   }
   return out;
-}
-
-void replace_all(std::string& s, std::string_view from, std::string_view to) {
-  for (size_t i = s.find(from); i != std::string::npos; i = s.find(from, i + to.size())) {
-    s.replace(i, from.size(), to);
-  }
 }
 
 int hex(char c) {
@@ -336,26 +390,48 @@ std::string safe_return_url(std::string_view url) {
 }
 
 ApiResponse wait_page(std::string_view room, std::string_view query,
-                      std::string_view accept_language, std::string_view return_header) {
-  const bool ko = prefers_korean(accept_language);
+                      std::string_view accept_language, std::string_view return_header,
+                      const Branding& brand) {
+  const std::string wanted = first_language(accept_language);
+  // The page's language: the visitor's first, if anteroom or the operator has its strings.
+  const bool ko = wanted == "ko";
+  const std::string lang = ko || brand.texts.count(wanted) != 0 ? wanted : "en";
+  boost::json::object strings = boost::json::parse(ko ? kKorean : kEnglish).as_object();
+  if (!brand.title.empty()) strings["title"] = brand.title;
+  if (auto it = brand.texts.find(lang); it != brand.texts.end()) {  // a language's own wins
+    for (const auto& [k, v] : it->second) strings[k] = v;
+  }
+  if (!brand.message.empty()) strings["brandMessage"] = brand.message;
+  if (!brand.logo_url.empty()) strings["logo"] = brand.logo_url;
+  const std::string strings_js = script_json(strings);
   std::string ret =
       safe_return_url(query_param(query, "return").value_or(std::string(return_header)));
-  // As a JS string literal inside <script>: JSON, with '<' escaped so no "</script>".
-  std::string ret_js = boost::json::serialize(boost::json::value(ret));
-  replace_all(ret_js, "<", "\\u003c");
-  // One pass over the template: what is put in is never scanned for placeholders again
-  // (a return address holding "%STRINGS%" stays text).
-  const std::pair<std::string_view, std::string_view> fills[] = {
-      {"%ROOM%", room},
-      {"%RETURN%", ret_js},
-      {"%LANG%", ko ? "ko" : "en"},
-      {"%STRINGS%", ko ? kKorean : kEnglish}};
-  std::string page = fill_template(kPage, fills);
+  const std::string ret_js = script_json(boost::json::value(ret));
+  std::string colors;  // checked #rrggbb values (page_branding.cc)
+  for (const auto& [name, value] : brand.colors) colors += "--" + name + ":" + value + ";";
+  // One pass over each template: what is put in is never scanned for placeholders again (a
+  // return address holding "%STRINGS%" stays text).
+  const std::pair<std::string_view, std::string_view> widget_fills[] = {
+      {"%ROOM%", room}, {"%RETURN%", ret_js}, {"%COLORS%", colors}, {"%STRINGS%", strings_js}};
+  const std::string widget = fill_template(kWidget, widget_fills);
+  const std::string title = html_escape(strings["title"].as_string());
+  std::string page;
+  if (brand.html_template.empty()) {
+    const std::pair<std::string_view, std::string_view> fills[] = {
+        {"%LANG%", lang}, {"%TITLE%", title}, {"%WIDGET%", widget}};
+    page = fill_template(kPage, fills);
+  } else {
+    const std::string message = html_escape(brand.message), logo = html_escape(brand.logo_url);
+    const std::pair<std::string_view, std::string_view> fills[] = {
+        {"{{widget}}", widget}, {"{{title}}", title}, {"{{message}}", message},
+        {"{{logo_url}}", logo}, {"{{room}}", room},   {"{{lang}}", lang}};
+    page = fill_template(brand.html_template, fills, '{');
+  }
   ApiResponse res;
   res.content_type = "text/html; charset=utf-8";
   res.body = std::move(page);
   res.headers.emplace_back("Cache-Control", "no-store");
-  res.headers.emplace_back("Content-Language", ko ? "ko" : "en");
+  res.headers.emplace_back("Content-Language", lang);
   res.headers.emplace_back("Vary", "Accept-Language");
   return res;
 }

@@ -6,13 +6,15 @@
 #include <string_view>
 
 #include "server/app/api.h"
+#include "server/app/page_branding.h"
 
 namespace anteroom {
 
 // The return address is ?return= if present, else `return_header`; either way only a
-// same-site path is accepted.
+// same-site path is accepted. `brand` is the room's branding (page_branding.h).
 ApiResponse wait_page(std::string_view room, std::string_view query,
-                      std::string_view accept_language, std::string_view return_header = {});
+                      std::string_view accept_language, std::string_view return_header = {},
+                      const Branding& brand = {});
 
 // The value of `name` in a URL query string, percent-decoded; nullopt if absent or badly
 // encoded.

@@ -217,7 +217,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       out_ += "Content-Type: ";
       out_ += r.content_type;
       out_ += "\r\nContent-Length: ";
-      out_ += std::to_string(r.body.size());
+      out_ += std::to_string(r.shared_body ? r.shared_body->size() : r.body.size());
       out_ += "\r\n";
     }
     for (const auto& [k, v] : r.headers) {
@@ -232,12 +232,17 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       out_ += "Connection: keep-alive\r\n";
     }
     out_ += "\r\n";
-    if (!head && r.status != 204) out_ += r.body;
-    net::async_write(socket_, net::buffer(out_),
+    if (!head && r.status != 204 && !r.shared_body) out_ += r.body;
+    // A shared body goes out from where it is, kept alive until written.
+    shared_out_ = head || r.status == 204 ? nullptr : r.shared_body;
+    std::array<net::const_buffer, 2> buffers{
+        net::buffer(out_), shared_out_ ? net::buffer(*shared_out_) : net::const_buffer()};
+    net::async_write(socket_, buffers,
                      beast::bind_front_handler(&HttpSession::on_write, shared_from_this()));
   }
 
   void on_write(beast::error_code ec, std::size_t) {
+    shared_out_.reset();
     if (ec) fail(ec, "http write");
     if (ec || !keep_alive_) return close();
     do_read();
@@ -262,8 +267,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   Clock::time_point armed_at_ = Clock::time_point::max();  // when the watchdog fires next
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::string out_;      // the response being written; reused
-  std::string cookies_;  // the request's Cookie headers joined; reused
+  std::shared_ptr<const std::string> shared_out_;  // the shared body being written
+  std::string out_;                                // the response being written; reused
+  std::string cookies_;                            // the request's Cookie headers joined; reused
   Clock::time_point started_;
   bool keep_alive_ = true;
   const bool in_reserve_;  // accepted past --max-connections minus --operator-reserve

@@ -98,6 +98,20 @@ Snapshot sample_snapshot() {
     t.seen_at_ms = 500 + static_cast<int64_t>(seq);
     s.image.tickets.push_back(t);
   }
+  s.image.config.event.prequeue_at_ms = 1'796'000'000'000;
+  s.image.config.event.start_at_ms = 1'796'000'060'000;
+  s.image.config.event.shuffle = true;
+  s.image.config.event.seed[0] = 7;
+  s.image.config.event.phase = RoomEvent::Phase::kStarted;
+  s.image.config.event.start_seq = 10;
+  s.image.config.mode = RoomMode::kRandom;
+  s.image.config.page = R"({"title":"Sale"})";
+  DrawInfo d;
+  d.seed = s.image.config.event.seed;
+  d.first_seq = 0;
+  d.end_seq = 10;
+  d.refs = {0xfedcba9876543210, 1, 0x8000000000000000};
+  s.image.draw = d;
   return s;
 }
 
@@ -111,6 +125,7 @@ TEST(Records, ASnapshotReadsBackAsWritten) {
   EXPECT_EQ(back->image.epoch_ms, s.image.epoch_ms);
   EXPECT_EQ(back->image.next_seq, 10u);
   EXPECT_EQ(back->image.counters.admitted_total, 2u);
+  EXPECT_EQ(back->image.draw, s.image.draw);
   ASSERT_EQ(back->image.tickets.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
     const auto& a = back->image.tickets[i];

@@ -311,12 +311,18 @@ TEST(EventRestart, TheSeedAndTheDrawSurviveRestarts) {
     order = e->draw("r")->refs;
     for (const auto& id : ids) positions.push_back(e->peek("r", id)->position);
   }
-  for (int round = 0; round < 2; ++round) {  // from the log, then from a snapshot
+  for (int round = 0; round < 4; ++round) {  // from the log, then from a snapshot, twice
     auto e = open();
     ASSERT_TRUE(e->draw("r").is_ok());
     EXPECT_EQ(e->draw("r")->refs, order);
+    EXPECT_EQ(e->draw("r")->seed, seed);
     for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(e->peek("r", ids[i])->position, positions[i]);
-    if (round == 0) ASSERT_TRUE(e->snapshot().is_ok());
+    if (round == 0 || round == 2) ASSERT_TRUE(e->snapshot().is_ok());
+    if (round == 1) {  // the event is deleted: the places the draw gave stand
+      RoomConfig c = e->room_info("r")->config;
+      c.event = RoomEvent{};
+      ASSERT_TRUE(e->put_room("r", c).is_ok());
+    }
   }
   std::filesystem::remove_all(dir);
 }

@@ -82,6 +82,12 @@ TEST_F(EventApi, BadEventsAreRefusedNamingTheField) {
   expect_400(R"({"prequeue_at":"2020-01-01T00:00:00Z","start_at":"2020-01-02T00:00:00Z"})",
              "start_at");
   expect_400(R"({"prequeue_at":"tomorrow","start_at":")" + start + R"("})", "prequeue_at");
+  for (const char* t :
+       {"2030-02-30T00:00:00Z", "2030-01-01T10:00:00+1x:0y", " 2030-01-01T10:00:00Z",
+        "2030-1-1T1:0:0Z", "2030-01-01T23:59:60Z", "2030-01-01T10:00:00"}) {
+    expect_400(R"({"prequeue_at":")" + std::string(t) + R"(","start_at":")" + start + R"("})",
+               "prequeue_at");
+  }
   expect_400(
       R"({"prequeue_at":")" + pre + R"(","start_at":")" + start + R"(","end_at":")" + pre + R"("})",
       "end_at");
@@ -137,6 +143,16 @@ TEST_F(EventApi, PreQueueDrawAndTheSeedCommitment) {
   EXPECT_EQ(get("/v1/rooms/r/event").at("phase").as_string(), "started");
   ASSERT_EQ(client_->admin("DELETE", "/v1/rooms/r/event").status, 204u);
   EXPECT_EQ(client_->request("GET", "/v1/rooms/r/event").status, 404u);
+  // The old draw's places stand, but it is no event's draw now; and a new event's seed
+  // never shows before its start.
+  EXPECT_EQ(client_->request("GET", "/v1/rooms/r/event/draw").status, 404u);
+  Reply next = client_->admin("PUT", "/v1/rooms/r/event",
+                              R"({"prequeue_at":")" + rfc3339_in(100) + R"(","start_at":")" +
+                                  rfc3339_in(200) + R"(","shuffle":true})");
+  ASSERT_EQ(next.status, 201u) << next.body;
+  Reply leak = client_->request("GET", "/v1/rooms/r/event/draw");
+  EXPECT_EQ(leak.status, 404u) << leak.body;
+  EXPECT_EQ(leak.body.find("seed\""), std::string::npos);
 }
 
 TEST_F(EventApi, RejectModeAnswersRoomClosed) {

@@ -1,0 +1,196 @@
+#include "server/app/page_branding.h"
+
+#include <boost/json.hpp>
+
+#include "engine/model.h"
+
+namespace anteroom {
+namespace json = boost::json;
+
+namespace {
+
+// The strings of the page an operator may replace (wait_page.cc's kEnglish keys).
+constexpr const char* kTextKeys[] = {
+    "title",  "position", "ahead",       "eta",       "keep",     "admitted",  "ended",
+    "retry",  "joining",  "offline",     "unknown",   "prequeue", "startsIn",  "inDraw",
+    "paused", "closed",   "closedTitle", "checkDraw", "notify",   "turnTitle", "ref"};
+constexpr const char* kColorKeys[] = {"background", "card", "text", "accent"};
+constexpr const char* kFields[] = {"title", "message", "logo_url", "colors", "texts", "template"};
+
+ApiResponse bad(const std::string& field, const std::string& why) {
+  return error_response(400, "invalid_field", field + " " + why);
+}
+
+template <size_t N>
+bool one_of(std::string_view s, const char* const (&list)[N]) {
+  for (const char* x : list) {
+    if (s == x) return true;
+  }
+  return false;
+}
+
+// A string field: present, a string, UTF-8, at most `max` bytes.
+bool text(const json::value& v, const std::string& field, size_t max, std::string* out,
+          ApiResponse* err) {
+  if (!v.is_string()) {
+    *err = bad(field, "must be a string");
+    return false;
+  }
+  const json::string& s = v.as_string();
+  if (!valid_utf8(s)) {
+    *err = bad(field, "is not UTF-8");
+    return false;
+  }
+  if (s.size() > max) {
+    *err = bad(field, "must be at most " + std::to_string(max) + " bytes");
+    return false;
+  }
+  out->assign(s.data(), s.size());
+  return true;
+}
+
+bool hex_color(std::string_view c) {
+  if (c.size() != 7 || c[0] != '#') return false;
+  for (char x : c.substr(1)) {
+    if (!std::isxdigit(static_cast<unsigned char>(x))) return false;
+  }
+  return true;
+}
+
+// https:// or a same-site path, and nothing that could leave an attribute or a url().
+bool safe_url(std::string_view u) {
+  if (!(u.starts_with("https://") || (u.starts_with('/') && !u.starts_with("//")))) return false;
+  for (unsigned char c : u) {
+    if (c <= 0x20 || c == 0x7f || c == '"' || c == '\'' || c == '<' || c == '>' || c == '\\' ||
+        c == '(' || c == ')') {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool valid_lang(std::string_view l) {
+  return l.size() == 2 && std::islower(static_cast<unsigned char>(l[0])) &&
+         std::islower(static_cast<unsigned char>(l[1]));
+}
+
+}  // namespace
+
+bool read_branding(std::string_view body, Branding* b, ApiResponse* err) {
+  json::parse_options opt;
+  opt.allow_invalid_utf8 = true;  // checked per field below, so the answer names it
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec, {}, opt);
+  if (ec) {
+    *err = error_response(400, "invalid_json", "the body is not valid JSON");
+    return false;
+  }
+  if (!v.is_object()) {
+    *err = bad("the body", "must be a JSON object");
+    return false;
+  }
+  const json::object& o = v.as_object();
+  for (const auto& kv : o) {
+    if (!one_of(kv.key(), kFields)) {
+      *err = bad("'" + std::string(kv.key()) + "'", "is not a field of the page");
+      return false;
+    }
+  }
+  if (const json::value* t = o.if_contains("title"); t && !text(*t, "title", 200, &b->title, err))
+    return false;
+  if (const json::value* m = o.if_contains("message");
+      m && !text(*m, "message", 2000, &b->message, err)) {
+    return false;
+  }
+  if (const json::value* u = o.if_contains("logo_url")) {
+    if (!text(*u, "logo_url", 2048, &b->logo_url, err)) return false;
+    if (!b->logo_url.empty() && !safe_url(b->logo_url)) {
+      *err = bad("logo_url", "must be an https:// URL or a /path, without quotes, spaces or <>");
+      return false;
+    }
+  }
+  if (const json::value* c = o.if_contains("colors")) {
+    if (!c->is_object()) {
+      *err = bad("colors", "must be an object");
+      return false;
+    }
+    for (const auto& kv : c->as_object()) {
+      const std::string field = "colors." + std::string(kv.key());
+      if (!one_of(kv.key(), kColorKeys)) {
+        *err = bad(field, "is not one of background, card, text, accent");
+        return false;
+      }
+      std::string value;
+      if (!text(kv.value(), field, 7, &value, err)) return false;
+      if (!hex_color(value)) {
+        *err = bad(field, "must be a color like \"#1d2433\"");
+        return false;
+      }
+      b->colors[std::string(kv.key())] = value;
+    }
+  }
+  if (const json::value* t = o.if_contains("texts")) {
+    if (!t->is_object()) {
+      *err = bad("texts", "must be an object of languages");
+      return false;
+    }
+    for (const auto& lang : t->as_object()) {
+      const std::string field = "texts." + std::string(lang.key());
+      if (!valid_lang(lang.key()) || !lang.value().is_object()) {
+        *err = bad(field, "must be a two-letter language code holding an object of strings");
+        return false;
+      }
+      for (const auto& kv : lang.value().as_object()) {
+        const std::string key_field = field + "." + std::string(kv.key());
+        if (!one_of(kv.key(), kTextKeys)) {
+          *err = bad(key_field, "is not a string of the page (docs/branding.md lists them)");
+          return false;
+        }
+        std::string value;
+        if (!text(kv.value(), key_field, 500, &value, err)) return false;
+        b->texts[std::string(lang.key())][std::string(kv.key())] = value;
+      }
+    }
+  }
+  if (const json::value* t = o.if_contains("template")) {
+    if (!text(*t, "template", Branding::kMaxTemplate, &b->html_template, err)) return false;
+    if (!b->html_template.empty() && b->html_template.find("{{widget}}") == std::string::npos) {
+      *err = bad("template", "must contain {{widget}} where the waiting box goes");
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string Branding::to_json() const {
+  json::object o;
+  if (!title.empty()) o["title"] = title;
+  if (!message.empty()) o["message"] = message;
+  if (!logo_url.empty()) o["logo_url"] = logo_url;
+  if (!colors.empty()) {
+    json::object c;
+    for (const auto& [k, v] : colors) c[k] = v;
+    o["colors"] = std::move(c);
+  }
+  if (!texts.empty()) {
+    json::object t;
+    for (const auto& [lang, strings] : texts) {
+      json::object s;
+      for (const auto& [k, v] : strings) s[k] = v;
+      t[lang] = std::move(s);
+    }
+    o["texts"] = std::move(t);
+  }
+  if (!html_template.empty()) o["template"] = html_template;
+  return o.empty() ? std::string() : json::serialize(o);
+}
+
+Branding Branding::from_json(std::string_view stored) {
+  Branding b;
+  if (stored.empty()) return b;
+  ApiResponse ignored;
+  if (!read_branding(stored, &b, &ignored)) return Branding{};
+  return b;
+}
+
+}  // namespace anteroom

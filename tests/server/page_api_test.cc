@@ -1,0 +1,84 @@
+// Waiting-page branding over real HTTP (docs/branding.md): PUT, GET, DELETE .../page, the
+// page it renders (title, message, logo, colors, a language's texts, a whole template), and
+// bad input answered 400 naming the field with nothing changed.
+#include <boost/json.hpp>
+#include <string>
+
+#include "tests/server/harness.h"
+
+namespace anteroom::testing {
+namespace {
+
+class PageApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Options o = test_options();
+    o.body_limit = 256 * 1024;  // room for a template over the limit
+    server_ = std::make_unique<TestServer>(o);
+    client_ = std::make_unique<HttpClient>(server_->port());
+    ASSERT_EQ(client_->admin("PUT", "/v1/rooms/b", R"({"capacity":1})").status, 201u);
+  }
+  Reply put(const std::string& body) { return client_->admin("PUT", "/v1/rooms/b/page", body); }
+  std::string page(const std::string& lang = "en") {
+    Reply r = client_->request("GET", "/wait/b", "", {{"Accept-Language", lang}});
+    EXPECT_EQ(r.status, 200u);
+    return r.body;
+  }
+  void expect_refused(const std::string& body, const std::string& field) {
+    const std::string before = client_->request("GET", "/v1/rooms/b/page").body;
+    Reply r = put(body);
+    EXPECT_EQ(r.status, 400u) << body.substr(0, 80);
+    EXPECT_NE(r.body.find(field), std::string::npos) << r.body;
+    EXPECT_EQ(client_->request("GET", "/v1/rooms/b/page").body, before);
+  }
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<HttpClient> client_;
+};
+
+TEST_F(PageApi, BrandingShowsOnThePageInEachLanguage) {
+  Reply r = put(R"({"title":"Concert <b>","message":"Doors at 10","logo_url":"/logo.png",)"
+                R"("colors":{"accent":"#ff0066"},"texts":{"ko":{"title":"콘서트 대기실"}}})");
+  ASSERT_EQ(r.status, 201u) << r.body;
+  const std::string en = page("en-US");
+  EXPECT_NE(en.find("<title>Concert &lt;b&gt;</title>"), std::string::npos);  // escaped
+  EXPECT_NE(en.find("--accent:#ff0066;"), std::string::npos);
+  EXPECT_NE(en.find(R"("brandMessage":"Doors at 10")"), std::string::npos);
+  EXPECT_NE(en.find(R"("logo":"/logo.png")"), std::string::npos);
+  EXPECT_EQ(en.find("Concert <b>"), std::string::npos) << "raw markup reached the page";
+  const std::string ko = page("ko-KR,ko;q=0.9");
+  EXPECT_NE(ko.find("<title>콘서트 대기실</title>"), std::string::npos);
+  ASSERT_EQ(client_->admin("DELETE", "/v1/rooms/b/page").status, 204u);
+  EXPECT_EQ(client_->request("GET", "/v1/rooms/b/page").status, 404u);
+  EXPECT_NE(page().find("<title>You are in line</title>"), std::string::npos);
+}
+
+TEST_F(PageApi, AWholeTemplateAroundTheWaitingBox) {
+  ASSERT_EQ(
+      put(R"({"title":"Sale","template":"<html><body><h2>{{title}}</h2>{{widget}}</body></html>"})")
+          .status,
+      201u);
+  const std::string html = page();
+  EXPECT_EQ(html.rfind("<html><body><h2>Sale</h2><style>", 0), 0u) << html.substr(0, 80);
+  EXPECT_NE(html.find(R"(id="position")"), std::string::npos);
+  EXPECT_NE(html.find("</script></body></html>"), std::string::npos);
+}
+
+TEST_F(PageApi, BadBrandingIsRefusedNamingTheField) {
+  ASSERT_EQ(put(R"({"title":"kept"})").status, 201u);
+  expect_refused(R"({"template":"<html>no box</html>"})", "template");
+  expect_refused("{\"template\":\"<html>\xff\xfe{{widget}}</html>\"}", "template");
+  expect_refused(R"({"template":"{{widget}})" + std::string(70'000, 'x') + R"("})", "template");
+  expect_refused(R"x({"logo_url":"javascript:alert(1)"})x", "logo_url");
+  expect_refused(R"({"colors":{"accent":"red;}body{x"}})", "colors.accent");
+  expect_refused(R"({"colors":{"border":"#000000"}})", "colors.border");
+  expect_refused(R"({"texts":{"ko":{"bogus":"x"}}})", "texts.ko.bogus");
+  expect_refused(R"({"texts":{"korean":{"title":"x"}}})", "texts.korean");
+  expect_refused(R"({"title":7})", "title");
+  expect_refused(R"({"font":"x"})", "font");
+  Reply no_key = client_->request("PUT", "/v1/rooms/b/page", R"({"title":"x"})");
+  EXPECT_EQ(no_key.status, 401u);
+  EXPECT_EQ(client_->request("GET", "/v1/rooms/b/page").body, R"({"title":"kept"})");
+}
+
+}  // namespace
+}  // namespace anteroom::testing
