@@ -17,8 +17,8 @@ constexpr std::string_view kPage = R"HTML(<!doctype html>
 )HTML";
 
 constexpr std::string_view kWidget = R"HTML(<style>
-:root{--bg:#f4f5f7;--card:#fff;--text:#1d2433;--accent:#3867d6;%COLORS%}
-body{margin:0;font-family:system-ui,-apple-system,"Noto Sans KR",sans-serif;background:var(--bg);color:var(--text)}
+:root{--background:#f4f5f7;--card:#fff;--text:#1d2433;--accent:#3867d6;%COLORS%}
+body{margin:0;font-family:system-ui,-apple-system,"Noto Sans KR",sans-serif;background:var(--background);color:var(--text)}
 main{max-width:28rem;margin:12vh auto;padding:2rem 1.5rem;background:var(--card);border-radius:12px;box-shadow:0 2px 12px #0001}
 #logo{max-height:3rem;max-width:100%;display:block;margin:0 0 1rem}
 h1{font-size:1.3rem;margin:0 0 1rem}

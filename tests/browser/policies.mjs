@@ -1,7 +1,8 @@
 // The waiting page's policy states in a real browser (headless Debian chromium driven by
 // playwright-core): a scheduled sale's pre-queue with its countdown, the draw at the start
 // (the page's support code is in the published order), the system notification on admission,
-// and the random ("draw"), queue_all ("paused") and reject ("closed") pages.
+// the random ("draw"), queue_all ("paused") and reject ("closed") pages, and a branded room
+// (docs/branding.md) in English and Korean.
 // usage: node tests/browser/policies.mjs PATH/TO/anteroom [SCREENSHOT_DIR]
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -163,6 +164,31 @@ try {
     pass(`${room}: phase ${phase}, "${message}"`);
     await shot(p, name);
     await p.close();
+  }
+  // 3. A branded room: the operator's title, message, colors and Korean texts.
+  await admin("PUT", "/v1/rooms/brand", { capacity: 1 });
+  await joinRoom("brand", "holder-b");
+  await admin("PUT", "/v1/rooms/brand/page", {
+    title: "Concert <2026>", message: "Doors open at 19:00",
+    colors: { background: "#0b1020", accent: "#ff0066" },
+    texts: { ko: { title: "콘서트 대기실", keep: "이 창을 닫지 마세요." } } });
+  for (const [locale, title, name] of [["en-US", "Concert <2026>", "6-branded"],
+                                       ["ko-KR", "콘서트 대기실", "7-branded-ko"]]) {
+    const ctx = await browser.newContext({ locale, viewport: { width: 390, height: 844 } });
+    const p = await ctx.newPage();
+    await p.goto(base + "/wait/brand?return=%2Fdone");
+    await phaseIs(p, "line");
+    if ((await p.textContent("#title")) !== title) fail(`brand ${locale}: title "${await p.textContent("#title")}"`);
+    if ((await p.title()) !== title) fail(`brand ${locale}: document title "${await p.title()}"`);
+    if ((await p.textContent("#brand-message")) !== "Doors open at 19:00") fail(`brand ${locale}: no message`);
+    const bg = await p.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    if (bg !== "rgb(11, 16, 32)") fail(`brand ${locale}: background ${bg}`);
+    if (locale === "ko-KR" && (await p.textContent("#message")) !== "이 창을 닫지 마세요.") {
+      fail(`brand ko: message "${await p.textContent("#message")}"`);
+    }
+    pass(`branded room in ${locale}: title, message, colors` + (locale === "ko-KR" ? ", Korean text" : ""));
+    await shot(p, name);
+    await ctx.close();
   }
   console.log(`browser: ${passed} passed, 0 failed`);
 } catch (e) {
