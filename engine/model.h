@@ -99,7 +99,7 @@ struct RoomConfig {
   RoomEvent event;  // none unless event.exists()
   // The waiting page's branding as the operator put it (JSON the server checked and wrote;
   // the engine only keeps it). Empty: anteroom's own page.
-  static constexpr size_t kMaxPageBytes = 128 * 1024;
+  static constexpr size_t kMaxPageBytes = size_t{128} * 1024;
   std::string page;
 
   // kInvalidArgument naming the field if a value is out of range.

@@ -56,11 +56,11 @@ void Recovery::apply(const Any& any) {
   } else if (const auto* dr = std::get_if<Draw>(&any)) {
     auto room = rooms_.find(dr->room);
     if (room == rooms_.end()) return;
-    std::optional<DrawInfo>& d = room->second.draw;
-    if (dr->first_rank == 0) d = DrawInfo{dr->seed, dr->first_seq, dr->end_seq, {}};  // a new one
+    std::optional<DrawInfo>& kept = room->second.draw;
+    if (dr->first_rank == 0) kept = DrawInfo{dr->seed, dr->first_seq, dr->end_seq, {}};  // new
     // A part of another draw, or one whose start was lost, is not this draw's.
-    if (!d || d->seed != dr->seed || dr->first_rank != d->refs.size()) return;
-    d->refs.insert(d->refs.end(), dr->refs.begin(), dr->refs.end());
+    if (!kept || kept->seed != dr->seed || dr->first_rank != kept->refs.size()) return;
+    kept->refs.insert(kept->refs.end(), dr->refs.begin(), dr->refs.end());
   } else if (const auto* cs = std::get_if<ClearSeqs>(&any)) {
     for (uint64_t seq : cs->seqs) {
       apply_state(StateChange{cs->room, seq, TicketState::kLeft, EndReason::kCleared, 0});

@@ -88,7 +88,7 @@ std::optional<int64_t> parse_time(std::string_view text) {
     const int h = std::atoi(std::string(rest + 1, 2).c_str());
     const int m = std::atoi(std::string(rest + 4, 2).c_str());
     if (h > 23 || m > 59) return std::nullopt;
-    offset_s = sign * (h * 3600 + m * 60);
+    offset_s = int64_t{sign} * (int64_t{h} * 3600 + int64_t{m} * 60);
     rest += 6;
   } else {
     return std::nullopt;

@@ -74,6 +74,9 @@ bool valid_lang(std::string_view l) {
          std::islower(static_cast<unsigned char>(l[1]));
 }
 
+bool read_colors(const json::value& v, Branding* b, ApiResponse* err);
+bool read_texts(const json::value& v, Branding* b, ApiResponse* err);
+
 }  // namespace
 
 bool read_branding(std::string_view body, Branding* b, ApiResponse* err) {
@@ -109,49 +112,8 @@ bool read_branding(std::string_view body, Branding* b, ApiResponse* err) {
       return false;
     }
   }
-  if (const json::value* c = o.if_contains("colors")) {
-    if (!c->is_object()) {
-      *err = bad("colors", "must be an object");
-      return false;
-    }
-    for (const auto& kv : c->as_object()) {
-      const std::string field = "colors." + std::string(kv.key());
-      if (!one_of(kv.key(), kColorKeys)) {
-        *err = bad(field, "is not one of background, card, text, accent");
-        return false;
-      }
-      std::string value;
-      if (!text(kv.value(), field, 7, &value, err)) return false;
-      if (!hex_color(value)) {
-        *err = bad(field, "must be a color like \"#1d2433\"");
-        return false;
-      }
-      b->colors[std::string(kv.key())] = value;
-    }
-  }
-  if (const json::value* t = o.if_contains("texts")) {
-    if (!t->is_object()) {
-      *err = bad("texts", "must be an object of languages");
-      return false;
-    }
-    for (const auto& lang : t->as_object()) {
-      const std::string field = "texts." + std::string(lang.key());
-      if (!valid_lang(lang.key()) || !lang.value().is_object()) {
-        *err = bad(field, "must be a two-letter language code holding an object of strings");
-        return false;
-      }
-      for (const auto& kv : lang.value().as_object()) {
-        const std::string key_field = field + "." + std::string(kv.key());
-        if (!one_of(kv.key(), kTextKeys)) {
-          *err = bad(key_field, "is not a string of the page (docs/branding.md lists them)");
-          return false;
-        }
-        std::string value;
-        if (!text(kv.value(), key_field, 500, &value, err)) return false;
-        b->texts[std::string(lang.key())][std::string(kv.key())] = value;
-      }
-    }
-  }
+  if (const json::value* c = o.if_contains("colors"); c && !read_colors(*c, b, err)) return false;
+  if (const json::value* t = o.if_contains("texts"); t && !read_texts(*t, b, err)) return false;
   if (const json::value* t = o.if_contains("template")) {
     if (!text(*t, "template", Branding::kMaxTemplate, &b->html_template, err)) return false;
     if (!b->html_template.empty() && b->html_template.find("{{widget}}") == std::string::npos) {
@@ -161,6 +123,57 @@ bool read_branding(std::string_view body, Branding* b, ApiResponse* err) {
   }
   return true;
 }
+
+namespace {
+
+bool read_colors(const json::value& v, Branding* b, ApiResponse* err) {
+  if (!v.is_object()) {
+    *err = bad("colors", "must be an object");
+    return false;
+  }
+  for (const auto& kv : v.as_object()) {
+    const std::string field = "colors." + std::string(kv.key());
+    if (!one_of(kv.key(), kColorKeys)) {
+      *err = bad(field, "is not one of background, card, text, accent");
+      return false;
+    }
+    std::string value;
+    if (!text(kv.value(), field, 7, &value, err)) return false;
+    if (!hex_color(value)) {
+      *err = bad(field, "must be a color like \"#1d2433\"");
+      return false;
+    }
+    b->colors[std::string(kv.key())] = value;
+  }
+  return true;
+}
+
+bool read_texts(const json::value& v, Branding* b, ApiResponse* err) {
+  if (!v.is_object()) {
+    *err = bad("texts", "must be an object of languages");
+    return false;
+  }
+  for (const auto& lang : v.as_object()) {
+    const std::string field = "texts." + std::string(lang.key());
+    if (!valid_lang(lang.key()) || !lang.value().is_object()) {
+      *err = bad(field, "must be a two-letter language code holding an object of strings");
+      return false;
+    }
+    for (const auto& kv : lang.value().as_object()) {
+      const std::string key_field = field + "." + std::string(kv.key());
+      if (!one_of(kv.key(), kTextKeys)) {
+        *err = bad(key_field, "is not a string of the page (docs/branding.md lists them)");
+        return false;
+      }
+      std::string value;
+      if (!text(kv.value(), key_field, 500, &value, err)) return false;
+      b->texts[std::string(lang.key())][std::string(kv.key())] = value;
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 std::string Branding::to_json() const {
   json::object o;

@@ -11,7 +11,7 @@
 namespace anteroom {
 
 struct Branding {
-  static constexpr size_t kMaxTemplate = 64 * 1024;
+  static constexpr size_t kMaxTemplate = size_t{64} * 1024;
 
   std::string title;     // empty: the page's own
   std::string message;   // shown under the title; empty: none

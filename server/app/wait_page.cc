@@ -408,7 +408,13 @@ ApiResponse wait_page(std::string_view room, std::string_view query,
       safe_return_url(query_param(query, "return").value_or(std::string(return_header)));
   const std::string ret_js = script_json(boost::json::value(ret));
   std::string colors;  // checked #rrggbb values (page_branding.cc)
-  for (const auto& [name, value] : brand.colors) colors += "--" + name + ":" + value + ";";
+  for (const auto& [name, value] : brand.colors) {
+    colors += "--";
+    colors += name;
+    colors += ':';
+    colors += value;
+    colors += ';';
+  }
   // One pass over each template: what is put in is never scanned for placeholders again (a
   // return address holding "%STRINGS%" stays text).
   const std::pair<std::string_view, std::string_view> widget_fills[] = {
