@@ -1,7 +1,8 @@
 // The waiting page's policy states in a real browser (headless Debian chromium driven by
 // playwright-core): a scheduled sale's pre-queue with its countdown, the draw at the start
 // (the page's support code is in the published order), the system notification on admission,
-// the random ("draw"), queue_all ("paused") and reject ("closed") pages, and a branded room
+// the random ("draw"), queue_all ("paused"), reject ("closed") and passthrough (straight in)
+// pages, and a branded room
 // (docs/branding.md) in English and Korean.
 // usage: node tests/browser/policies.mjs PATH/TO/anteroom [SCREENSHOT_DIR]
 import { spawn } from "node:child_process";
@@ -165,6 +166,21 @@ try {
     await shot(p, name);
     await p.close();
   }
+  // The fourth mode: passthrough lets the visitor straight in, past a full room.
+  await admin("PUT", "/v1/rooms/m_pass", { capacity: 1 });
+  await joinRoom("m_pass", "holder-p");
+  await admin("PUT", "/v1/rooms/m_pass", { mode: "passthrough" });
+  {
+    const p = await other.newPage();
+    const cookie = p.waitForRequest((r) => r.url().includes("/v1/rooms/m_pass/tickets/") &&
+      r.url().endsWith("/cookie"), { timeout: 10000 }).catch(() => fail("m_pass: never admitted"));
+    await p.goto(base + "/wait/m_pass?return=%2Fdone");
+    await cookie;
+    await p.waitForURL(base + "/done", { timeout: 10000 }).catch(() => fail("m_pass: not sent on"));
+    pass("m_pass: admitted at once past a full room, sent to the return address");
+    await p.close();
+  }
+
   // 3. A branded room: the operator's title, message, colors and Korean texts.
   await admin("PUT", "/v1/rooms/brand", { capacity: 1 });
   await joinRoom("brand", "holder-b");

@@ -294,12 +294,18 @@ TEST(EventRestart, TheSeedAndTheDrawSurviveRestarts) {
     c.event.shuffle = true;
     c.event.seed = seed = random_seed();
     ASSERT_TRUE(e->put_room("r", c).is_ok());
+    RoomConfig b;  // a mode and a branding persist like any configuration
+    b.mode = RoomMode::kQueueAll;
+    b.page = R"({"title":"Sale","colors":{"accent":"#ff0066"}})";
+    ASSERT_TRUE(e->put_room("b", b).is_ok());
     e->run_shard(0);
     for (int i = 0; i < 20; ++i) ids.emplace_back(id_view(e->join("r", "").value().ticket.id));
   }
   {
     auto e = open();  // committed, not started
     EXPECT_EQ(e->room_info("r")->config.event.seed, seed);
+    EXPECT_EQ(e->room_info("b")->config.mode, RoomMode::kQueueAll);
+    EXPECT_EQ(e->room_info("b")->config.page, R"({"title":"Sale","colors":{"accent":"#ff0066"}})");
     EXPECT_TRUE(e->peek("r", ids[3])->position_hidden);
   }
   std::vector<uint64_t> positions;

@@ -155,6 +155,28 @@ TEST_F(EventApi, PreQueueDrawAndTheSeedCommitment) {
   EXPECT_EQ(leak.body.find("seed\""), std::string::npos);
 }
 
+// A mode switch reaches open streams at once: the waiting visitor's place disappears into
+// the draw (random) and comes back when the room goes back to fifo.
+TEST_F(EventApi, AModeSwitchIsPushedToOpenStreams) {
+  ASSERT_EQ(client_->request("POST", "/v1/rooms/r/tickets").status, 201u);  // admitted
+  Reply b = client_->request("POST", "/v1/rooms/r/tickets");
+  ASSERT_EQ(b.status, 201u);
+  const std::string id(json::parse(b.body).at("ticket").as_string());
+  SseClient sse(server_->port(), "/v1/rooms/r/tickets/" + id + "/events");
+  auto first = sse.next();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(json::parse(*first).at("position").as_int64(), 1);
+  ASSERT_EQ(client_->admin("PUT", "/v1/rooms/r", R"({"mode":"random"})").status, 200u);
+  auto drawn = sse.next();
+  ASSERT_TRUE(drawn.has_value()) << "no push after the switch to random";
+  EXPECT_TRUE(json::parse(*drawn).at("position").is_null()) << *drawn;
+  EXPECT_EQ(json::parse(*drawn).at("mode").as_string(), "random");
+  ASSERT_EQ(client_->admin("PUT", "/v1/rooms/r", R"({"mode":"fifo"})").status, 200u);
+  auto back = sse.next();
+  ASSERT_TRUE(back.has_value()) << "no push after the switch back";
+  EXPECT_EQ(json::parse(*back).at("position").as_int64(), 1) << *back;
+}
+
 TEST_F(EventApi, RejectModeAnswersRoomClosed) {
   ASSERT_EQ(client_->admin("PUT", "/v1/rooms/r", R"({"mode":"reject"})").status, 200u);
   Reply r = client_->request("POST", "/v1/rooms/r/tickets");
