@@ -245,6 +245,7 @@ class Room {
   // Admits one WAITING ticket (the caller checked it is not due to be abandoned).
   bool admit_one(uint64_t seq, Slot& s, uint8_t& packed, uint32_t now);
   uint64_t admit_random(uint64_t budget);
+  uint64_t admit_asked(int64_t now_ms, uint64_t count);  // admit() and apply_admit()
   uint64_t admit_from_draw(uint64_t budget);
   bool abandoned(const Slot& s, uint32_t now) const;
   void note_freed(const Slot& s);  // a slot freed: its hold, for the wait estimate

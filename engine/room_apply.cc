@@ -89,14 +89,7 @@ uint64_t Room::apply_admit(int64_t at_ms, uint64_t count, uint64_t owed) {
   return applying(at_ms, [&] {
     owed_ -= std::min(owed_, owed);  // every replica alike: the decider said how many
     drain_inbox();
-    if (mode() == RoomMode::kQueueAll || event_holds_admission(at_ms)) count = 0;
-    count = std::min(count, admission_budget(at_ms, false));
-    uint64_t n = 0;
-    if (mode() == RoomMode::kRandom) {
-      n = admit_random(count);
-      count = 0;
-    }
-    n += admit_from_cursor(count);
+    const uint64_t n = admit_asked(at_ms, count);
     if (n != 0) publish_rate(at_ms);  // as admit() does: the rate is known at once
     emit_changes();
     return n;

@@ -389,14 +389,7 @@ uint64_t Room::admit(uint64_t count) {
     drain_inbox();
     const int64_t now_ms = this->now_ms();
     if (!env_.replica) advance_event(now_ms);
-    if (mode() == RoomMode::kQueueAll || event_holds_admission(now_ms)) count = 0;
-    count = std::min(count, admission_budget(now_ms, false));
-    uint64_t n = 0;
-    if (mode() == RoomMode::kRandom) {
-      n = admit_random(count);
-      count = 0;
-    }
-    n += admit_from_cursor(count);
+    const uint64_t n = admit_asked(now_ms, count);
     // Republish the rate when it was unknown or a new second began; run() refreshes it on
     // every pass anyway, so an operator admitting one at a time does not pay for it each call.
     if (n != 0 &&
@@ -406,6 +399,18 @@ uint64_t Room::admit(uint64_t count) {
     emit_changes();
     return n;
   });
+}
+
+// An admission asked for (the operator's, or a decider's record): none while the room is
+// paused or its event holds admission back, else up to what capacity allows, by the mode.
+uint64_t Room::admit_asked(int64_t now_ms, uint64_t count) {
+  if (mode() == RoomMode::kQueueAll || event_holds_admission(now_ms)) return admit_from_cursor(0);
+  count = std::min(count, admission_budget(now_ms, false));
+  if (mode() == RoomMode::kRandom) {
+    const uint64_t n = admit_random(count);
+    return n + admit_from_cursor(0);
+  }
+  return admit_from_cursor(count);
 }
 
 void Room::publish_rate(int64_t now_ms) {

@@ -75,9 +75,12 @@ class EngineTest : public ::testing::TestWithParam<EngineKind> {
     o.clock = clock_;
     o.shards = 2;
     o.journal = &journal_;
+    adjust(o);
     engine_ = GetParam().make(o);
     ASSERT_NE(engine_, nullptr);
   }
+  // A suite's own options on top of these.
+  virtual void adjust(EngineOptions& o) { (void)o; }
 
   RoomConfig config(uint32_t capacity, AdmissionMode mode = AdmissionMode::kAuto) {
     RoomConfig c;

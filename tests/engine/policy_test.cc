@@ -12,6 +12,7 @@
 
 #include "engine/fair_draw.h"
 #include "tests/engine/engine_fixture.h"
+#include "tests/support/hex.h"
 
 namespace anteroom::testing {
 namespace {
@@ -29,36 +30,19 @@ std::string ref_of(const std::string& id) {
   unsigned char d[32];
   unsigned n = 0;
   EVP_Digest(id.data(), id.size(), d, &n, EVP_sha256(), nullptr);
-  char hex[17];
-  for (int i = 0; i < 8; ++i) std::snprintf(hex + 2 * i, 3, "%02x", d[i]);
-  return std::string(hex, 16);
+  return hex_of(d, 8);
 }
 std::string mac_hex(const Seed& seed, const std::string& ref) {
   unsigned char d[32];
   unsigned n = 0;
   HMAC(EVP_sha256(), seed.data(), static_cast<int>(seed.size()),
        reinterpret_cast<const unsigned char*>(ref.data()), ref.size(), d, &n);
-  std::string hex;
-  for (unsigned i = 0; i < n; ++i) {
-    char b[3];
-    std::snprintf(b, 3, "%02x", d[i]);
-    hex += b;
-  }
-  return hex;
+  return hex_of(d, n);
 }
 
 class PolicyTest : public EngineTest {
  protected:
-  void SetUp() override {
-    clock_ = std::make_shared<ManualClock>();
-    EngineOptions o;
-    o.clock = clock_;
-    o.shards = 2;
-    o.journal = &journal_;
-    o.wall_minus_engine_ms = 0;
-    engine_ = GetParam().make(o);
-    ASSERT_NE(engine_, nullptr);
-  }
+  void adjust(EngineOptions& o) override { o.wall_minus_engine_ms = 0; }
   void run() {
     for (unsigned i = 0; i < engine_->shard_count(); ++i) engine_->run_shard(i);
   }

@@ -11,6 +11,7 @@
 #include "engine/engine.h"
 #include "engine/sharded_engine.h"
 #include "tests/server/harness.h"
+#include "tests/support/hex.h"
 
 namespace anteroom::testing {
 namespace {
@@ -30,13 +31,7 @@ std::string sha256_hex(const std::string& bytes) {
   unsigned char d[32];
   unsigned n = 0;
   EVP_Digest(bytes.data(), bytes.size(), d, &n, EVP_sha256(), nullptr);
-  std::string hex;
-  for (unsigned i = 0; i < n; ++i) {
-    char b[3];
-    std::snprintf(b, 3, "%02x", d[i]);
-    hex += b;
-  }
-  return hex;
+  return hex_of(d, n);
 }
 
 std::string unhex(const std::string& hex) {
