@@ -74,7 +74,9 @@ TEST(Records, FlippedBytesNeverCrashTheDecoder) {
       std::string b = bytes;
       b[i] = static_cast<char>(b[i] ^ (1 << bit));
       auto r = decode_record(b);  // may read as another valid record; must not crash
-      if (r.is_ok()) EXPECT_LE(r->ops.size(), b.size());
+      if (r.is_ok()) {
+        EXPECT_LE(r->ops.size(), b.size());
+      }
     }
   }
 }

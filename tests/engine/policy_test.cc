@@ -141,7 +141,9 @@ TEST_P(PolicyTest, RandomAdmitsFromAnywhereAndHidesPositions) {
   set_mode("r", RoomMode::kFifo);
   uint64_t expect = 1;
   for (int i = 0; i < 100; ++i) {
-    if (admitted.count(i) == 0) EXPECT_EQ(position("r", ids[i]), expect++) << i;
+    if (admitted.count(i) == 0) {
+      EXPECT_EQ(position("r", ids[i]), expect++) << i;
+    }
   }
 }
 
@@ -221,8 +223,12 @@ TEST_P(PolicyTest, ShuffledPreQueueIsOrderedByTheDrawAndAheadOfLaterJoiners) {
   ASSERT_TRUE(engine_->leave("r", first).is_ok());
   run();
   for (const auto& id : pre) {
-    if (ref_of(id) == by_mac[1].second) EXPECT_EQ(state("r", id), TicketState::kAllowed);
-    if (ref_of(id) == by_mac[2].second) EXPECT_EQ(position("r", id), 1u);
+    if (ref_of(id) == by_mac[1].second) {
+      EXPECT_EQ(state("r", id), TicketState::kAllowed);
+    }
+    if (ref_of(id) == by_mac[2].second) {
+      EXPECT_EQ(position("r", id), 1u);
+    }
   }
 }
 
@@ -307,7 +313,9 @@ TEST(EventRestart, TheSeedAndTheDrawSurviveRestarts) {
     EXPECT_EQ(e->draw("r")->refs, order);
     EXPECT_EQ(e->draw("r")->seed, seed);
     for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(e->peek("r", ids[i])->position, positions[i]);
-    if (round == 0 || round == 2) ASSERT_TRUE(e->snapshot().is_ok());
+    if (round == 0 || round == 2) {
+      ASSERT_TRUE(e->snapshot().is_ok());
+    }
     if (round == 1) {  // the event is deleted: the places the draw gave stand
       RoomConfig c = e->room_info("r")->config;
       c.event = RoomEvent{};
