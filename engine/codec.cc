@@ -60,7 +60,8 @@ enum RoomField : uint64_t {
   kEventPhase = 21,
   kEventPrequeueSeq = 22,
   kEventStartSeq = 23,
-  kPage = 30,  // a length-prefixed string, not a varint
+  kPage = 30,   // a length-prefixed string, not a varint
+  kParts = 31,  // which parts a put sets (cluster records; absent: all)
 };
 
 uint64_t seed_word(const RoomEvent& e, int i) {
@@ -118,6 +119,9 @@ bool read_field(uint64_t field, uint64_t value, RoomConfig* c) {
     case kEventStartSeq:
       e.start_seq = value;
       return true;
+    case kParts:
+      c->parts = static_cast<uint8_t>(value);
+      return value >= 1 && value <= RoomConfig::kAllParts;
     default:
       return false;
   }
@@ -133,6 +137,7 @@ void put_room_config(std::string* out, const RoomConfig& c) {
   }
   std::vector<std::pair<uint64_t, uint64_t>> fields = {{kTrustUser, c.trust_user ? 1 : 0},
                                                        {kMode, static_cast<uint64_t>(c.mode)}};
+  if (c.parts != RoomConfig::kAllParts) fields.emplace_back(kParts, c.parts);
   if (const RoomEvent& e = c.event; e.exists()) {
     fields.insert(fields.end(), {{kEventPrequeueAt, zigzag(e.prequeue_at_ms)},
                                  {kEventStartAt, zigzag(e.start_at_ms)},

@@ -81,6 +81,25 @@ Status RoomEvent::validate() const {
   return Status::ok();
 }
 
+RoomConfig RoomConfig::with_parts_of(const RoomConfig& put) const {
+  RoomConfig out = *this;
+  if ((put.parts & kSettings) != 0) {
+    out.capacity = put.capacity;
+    out.admission = put.admission;
+    out.admit_per_second = put.admit_per_second;
+    out.allowed_ttl_seconds = put.allowed_ttl_seconds;
+    out.session_ttl_seconds = put.session_ttl_seconds;
+    out.heartbeat_timeout_seconds = put.heartbeat_timeout_seconds;
+    out.max_waiting = put.max_waiting;
+    out.trust_user = put.trust_user;
+    out.mode = put.mode;
+  }
+  if ((put.parts & kEvent) != 0) out.event = put.event;
+  if ((put.parts & kPage) != 0) out.page = put.page;
+  out.parts = kAllParts;
+  return out;
+}
+
 Status RoomConfig::validate() const {
   constexpr uint32_t kDay = 86'400;
   auto bad = [](const char* field, const char* why) {
@@ -103,7 +122,8 @@ Status RoomConfig::validate() const {
     return bad("max_waiting", "must be at most 100000000 (0 means that many)");
   }
   if (mode > RoomMode::kQueueAll) return bad("mode", "is not a mode");
-  if (page.size() > kMaxPageBytes) return bad("page", "must be at most 131072 bytes");
+  if (page.size() > kMaxPageBytes) return bad("page", "must be at most 524288 bytes");
+  if (parts == 0 || parts > kAllParts) return bad("parts", "must name what the put sets");
   return event.validate();
 }
 

@@ -99,8 +99,16 @@ struct RoomConfig {
   RoomEvent event;  // none unless event.exists()
   // The waiting page's branding as the operator put it (JSON the server checked and wrote;
   // the engine only keeps it). Empty: anteroom's own page.
-  static constexpr size_t kMaxPageBytes = size_t{128} * 1024;
+  static constexpr size_t kMaxPageBytes = size_t{512} * 1024;
   std::string page;
+  // Which parts a put sets; the rest stay as the room has them, merged where the put is
+  // applied (under the room's owner lock; on every cluster node in record order), so an
+  // operator's PUT of the room, of its event and of its page never undo one another. A
+  // configuration read back always has every part.
+  enum Part : uint8_t { kSettings = 1, kEvent = 2, kPage = 4, kAllParts = 7 };
+  uint8_t parts = kAllParts;
+  // This configuration with `put`'s parts put in.
+  RoomConfig with_parts_of(const RoomConfig& put) const;
 
   // kInvalidArgument naming the field if a value is out of range.
   Status validate() const;

@@ -22,7 +22,7 @@ void owner_sub(std::atomic<uint64_t>& counter, uint64_t delta) {
 
 void Room::set_config(const RoomConfig& given, bool journal_it) {
   with_owner([&] {
-    RoomConfig c = given;
+    RoomConfig c = base_.with_parts_of(given);  // base_: only the owner writes it
     {
       std::lock_guard lock(config_mu_);
       // The same event (same seed) keeps how far it got: a configuration written before a

@@ -87,11 +87,13 @@ Status ShardedEngine::create_room(std::string_view name, const RoomConfig& confi
     return Status::ok();
   }
   if (registry_.size() >= options_.max_rooms) return too_many_rooms();
+  // A new room is the defaults with what the put sets: the journal is told it whole.
+  const RoomConfig whole = RoomConfig{}.with_parts_of(config);
   if (env_.journal != nullptr) {  // before any join can be
     Change c;
     c.kind = Change::Kind::kRoomPut;
     c.room = name;
-    c.config = &config;
+    c.config = &whole;
     c.at_ms = clock_->now_ms();
     env_.journal->record(c);
   }

@@ -230,6 +230,7 @@ ApiResponse Api::event_route(const ApiRequest& req, std::string_view room) const
       now_event.exists() && now_event.phase != Phase::kEnded &&
       (now_event.phase != Phase::kScheduled || now_ms() >= now_event.prequeue_at_ms);
   RoomConfig c = info->config;
+  c.parts = RoomConfig::kEvent;  // a PUT of the room or its page at the same moment stays
   unsigned ok_status = 204;
   if (m == "DELETE") {
     if (!now_event.exists()) return error_response(404, "no_event", "the room has no event");

@@ -29,7 +29,13 @@ bool one_of(std::string_view s, const char* const (&list)[N]) {
   return false;
 }
 
-// A string field: present, a string, UTF-8, at most `max` bytes.
+// A field's name for an error message: as given if it is UTF-8 (the answer is JSON).
+std::string name_of(std::string_view key) {
+  return valid_utf8(key) ? std::string(key) : std::string("(a name that is not UTF-8)");
+}
+
+// A string field: present, a string, UTF-8 without control characters (tab and newline
+// aside), at most `max` bytes.
 bool text(const json::value& v, const std::string& field, size_t max, std::string* out,
           ApiResponse* err) {
   if (!v.is_string()) {
@@ -40,6 +46,12 @@ bool text(const json::value& v, const std::string& field, size_t max, std::strin
   if (!valid_utf8(s)) {
     *err = bad(field, "is not UTF-8");
     return false;
+  }
+  for (unsigned char c : s) {
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+      *err = bad(field, "holds a control character");
+      return false;
+    }
   }
   if (s.size() > max) {
     *err = bad(field, "must be at most " + std::to_string(max) + " bytes");
@@ -61,12 +73,22 @@ bool hex_color(std::string_view c) {
 bool safe_url(std::string_view u) {
   if (!(u.starts_with("https://") || (u.starts_with('/') && !u.starts_with("//")))) return false;
   for (unsigned char c : u) {
-    if (c <= 0x20 || c == 0x7f || c == '"' || c == '\'' || c == '<' || c == '>' || c == '\\' ||
+    if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '<' || c == '>' || c == '\\' ||
         c == '(' || c == ')') {
       return false;
     }
   }
   return true;
+}
+
+// {{widget}} exactly once, and not inside an HTML comment (where the box would never show).
+bool one_widget(std::string_view t) {
+  const size_t at = t.find("{{widget}}");
+  if (at == std::string_view::npos || t.find("{{widget}}", at + 1) != std::string_view::npos) {
+    return false;
+  }
+  const size_t open = t.rfind("<!--", at);
+  return open == std::string_view::npos || t.find("-->", open + 4) < at;
 }
 
 bool valid_lang(std::string_view l) {
@@ -95,7 +117,7 @@ bool read_branding(std::string_view body, Branding* b, ApiResponse* err) {
   const json::object& o = v.as_object();
   for (const auto& kv : o) {
     if (!one_of(kv.key(), kFields)) {
-      *err = bad("'" + std::string(kv.key()) + "'", "is not a field of the page");
+      *err = bad("'" + name_of(kv.key()) + "'", "is not a field of the page");
       return false;
     }
   }
@@ -108,7 +130,8 @@ bool read_branding(std::string_view body, Branding* b, ApiResponse* err) {
   if (const json::value* u = o.if_contains("logo_url")) {
     if (!text(*u, "logo_url", 2048, &b->logo_url, err)) return false;
     if (!b->logo_url.empty() && !safe_url(b->logo_url)) {
-      *err = bad("logo_url", "must be an https:// URL or a /path, without quotes, spaces or <>");
+      *err = bad("logo_url",
+                 "must be an https:// URL or a /path of ASCII, without quotes, spaces or <>");
       return false;
     }
   }
@@ -116,10 +139,18 @@ bool read_branding(std::string_view body, Branding* b, ApiResponse* err) {
   if (const json::value* t = o.if_contains("texts"); t && !read_texts(*t, b, err)) return false;
   if (const json::value* t = o.if_contains("template")) {
     if (!text(*t, "template", Branding::kMaxTemplate, &b->html_template, err)) return false;
-    if (!b->html_template.empty() && b->html_template.find("{{widget}}") == std::string::npos) {
-      *err = bad("template", "must contain {{widget}} where the waiting box goes");
+    if (!b->html_template.empty() && !one_widget(b->html_template)) {
+      *err = bad("template",
+                 "must contain {{widget}} once, outside any <!-- comment -->, where the waiting "
+                 "box goes");
       return false;
     }
+  }
+  if (b->to_json().size() > RoomConfig::kMaxPageBytes) {  // escapes can grow it
+    *err = bad("template",
+               "is too large once stored (quotes and control characters count "
+               "six times); keep it under 64 KiB of plain HTML");
+    return false;
   }
   return true;
 }
@@ -132,7 +163,7 @@ bool read_colors(const json::value& v, Branding* b, ApiResponse* err) {
     return false;
   }
   for (const auto& kv : v.as_object()) {
-    const std::string field = "colors." + std::string(kv.key());
+    const std::string field = "colors." + name_of(kv.key());
     if (!one_of(kv.key(), kColorKeys)) {
       *err = bad(field, "is not one of background, card, text, accent");
       return false;
@@ -154,13 +185,13 @@ bool read_texts(const json::value& v, Branding* b, ApiResponse* err) {
     return false;
   }
   for (const auto& lang : v.as_object()) {
-    const std::string field = "texts." + std::string(lang.key());
+    const std::string field = "texts." + name_of(lang.key());
     if (!valid_lang(lang.key()) || !lang.value().is_object()) {
       *err = bad(field, "must be a two-letter language code holding an object of strings");
       return false;
     }
     for (const auto& kv : lang.value().as_object()) {
-      const std::string key_field = field + "." + std::string(kv.key());
+      const std::string key_field = field + "." + name_of(kv.key());
       if (!one_of(kv.key(), kTextKeys)) {
         *err = bad(key_field, "is not a string of the page (docs/branding.md lists them)");
         return false;

@@ -1,5 +1,7 @@
 // Api: a room's waiting-page branding, PUT (operator), GET (anyone: it is what visitors see
-// anyway), DELETE (operator) /v1/rooms/{room}/page. docs/branding.md.
+// anyway), DELETE (operator) /v1/rooms/{room}/page. docs/branding.md. A PUT replaces the
+// whole branding and only the branding (RoomConfig::kPage): a PUT of the room's settings or
+// its event at the same moment stays.
 #include "server/app/api.h"
 #include "server/app/page_branding.h"
 
@@ -17,6 +19,7 @@ ApiResponse Api::page_route(const ApiRequest& req, std::string_view room) const 
   }
   if (!authorized(req.authorization)) return unauthorized();
   RoomConfig c = info->config;
+  c.parts = RoomConfig::kPage;  // a PUT of the room or its event at the same moment stays
   unsigned ok_status = 204;
   if (req.method == "DELETE") {
     if (c.page.empty()) return error_response(404, "no_page", "the room has no branding");

@@ -33,6 +33,8 @@ ApiResponse Api::put_room(std::string_view room, std::string_view body) const {
   auto existing = engine_.room_info(room);
   RoomConfig c = existing.is_ok() ? existing->config : options_.room;
   if (!read_room_fields(*o, &c, &err)) return err;
+  // Only the settings: an event or a page put at the same moment is not undone.
+  if (existing.is_ok()) c.parts = RoomConfig::kSettings;
   const bool existed = existing.is_ok();
   return answer_when([&](const Respond& respond) {
     engine_.put_room_async(

@@ -232,6 +232,39 @@ TEST_P(PolicyTest, ShuffledPreQueueIsOrderedByTheDrawAndAheadOfLaterJoiners) {
   }
 }
 
+// Puts of the settings, the event and the page, each made from the same stale read, all
+// stand: each sets only its part (RoomConfig::parts), merged where it is applied.
+TEST_P(PolicyTest, PartialPutsDoNotUndoEachOther) {
+  make_room("r", config(1));
+  const RoomConfig stale = current("r");
+  RoomConfig page = stale, settings = stale, event = stale;
+  page.page = R"({"title":"Sale"})";
+  page.parts = RoomConfig::kPage;
+  settings.capacity = 5;
+  settings.mode = RoomMode::kQueueAll;
+  settings.parts = RoomConfig::kSettings;
+  event.event.prequeue_at_ms = clock_->now_ms() + 10'000;
+  event.event.start_at_ms = clock_->now_ms() + 20'000;
+  event.event.seed = random_seed();
+  event.parts = RoomConfig::kEvent;
+  ASSERT_TRUE(engine_->put_room("r", page).is_ok());
+  ASSERT_TRUE(engine_->put_room("r", settings).is_ok());
+  ASSERT_TRUE(engine_->put_room("r", event).is_ok());
+  const RoomConfig now = current("r");
+  EXPECT_EQ(now.page, page.page);
+  EXPECT_EQ(now.capacity, 5u);
+  EXPECT_EQ(now.mode, RoomMode::kQueueAll);
+  EXPECT_EQ(now.event.seed, event.event.seed);
+  EXPECT_EQ(now.parts, RoomConfig::kAllParts);
+  // A new room from a partial put: the defaults and that part.
+  RoomConfig fresh;
+  fresh.page = R"({"title":"New"})";
+  fresh.parts = RoomConfig::kPage;
+  ASSERT_TRUE(engine_->put_room("n", fresh).is_ok());
+  EXPECT_EQ(current("n").page, fresh.page);
+  EXPECT_EQ(current("n").capacity, RoomConfig{}.capacity);
+}
+
 TEST_P(PolicyTest, NoShowsAreGivenBackToTheRate) {
   RoomConfig c = config(0);
   c.admit_per_second = 1;
