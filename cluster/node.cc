@@ -288,6 +288,9 @@ Result<TicketDetail> Node::describe(std::string_view room, std::string_view tick
   return replica_->describe(room, ticket);
 }
 Result<DrawInfo> Node::draw(std::string_view room) const { return replica_->draw(room); }
+Result<JoinRules> Node::join_rules(std::string_view room) const {
+  return replica_->join_rules(room);
+}
 
 Result<std::vector<RestoredTicket>> Node::export_tickets(std::string_view room) const {
   return replica_->export_tickets(room);

@@ -55,6 +55,7 @@ class Node final : public ClusterEngine {
   Result<TicketDetail> describe(std::string_view room, std::string_view ticket) const override;
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override;
   Result<DrawInfo> draw(std::string_view room) const override;
+  Result<JoinRules> join_rules(std::string_view room) const override;
   unsigned shard_count() const override;
   unsigned shard_of(std::string_view room) const override;
   void run_shard(unsigned shard) override;

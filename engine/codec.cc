@@ -49,6 +49,7 @@ namespace {
 enum RoomField : uint64_t {
   kTrustUser = 1,
   kMode = 2,
+  kIpJoinsPerMinute = 3,
   kEventPrequeueAt = 10,  // zigzag, like the other event times
   kEventStartAt = 11,
   kEventEndAt = 12,
@@ -83,6 +84,9 @@ bool read_field(uint64_t field, uint64_t value, RoomConfig* c) {
     case kMode:
       c->mode = static_cast<RoomMode>(value);
       return value <= static_cast<uint64_t>(RoomMode::kQueueAll);
+    case kIpJoinsPerMinute:
+      c->ip_joins_per_minute = static_cast<uint32_t>(value);
+      return value <= UINT32_MAX;
     case kEventPrequeueAt:
       e.prequeue_at_ms = unzigzag(value);
       return true;
@@ -138,6 +142,7 @@ void put_room_config(std::string* out, const RoomConfig& c) {
   std::vector<std::pair<uint64_t, uint64_t>> fields = {{kTrustUser, c.trust_user ? 1 : 0},
                                                        {kMode, static_cast<uint64_t>(c.mode)}};
   if (c.parts != RoomConfig::kAllParts) fields.emplace_back(kParts, c.parts);
+  if (c.ip_joins_per_minute != 0) fields.emplace_back(kIpJoinsPerMinute, c.ip_joins_per_minute);
   if (const RoomEvent& e = c.event; e.exists()) {
     fields.insert(fields.end(), {{kEventPrequeueAt, zigzag(e.prequeue_at_ms)},
                                  {kEventStartAt, zigzag(e.start_at_ms)},

@@ -119,6 +119,13 @@ class Engine {
   virtual Status restore_room(std::string_view room, const RoomConfig& config,
                               const std::vector<RestoredTicket>& tickets) = 0;
 
+  // What the server checks before a join (model.h's JoinRules), read without copying the
+  // room's configuration: a join's hot path.
+  virtual Result<JoinRules> join_rules(std::string_view room) const {
+    auto info = room_info(room);
+    if (!info.is_ok()) return info.status();
+    return JoinRules{info->config.ip_joins_per_minute};
+  }
   // The room's last draw (model.h's DrawInfo), once one happened; kWrongState before.
   // Engines without events say kInvalidArgument.
   virtual Result<DrawInfo> draw(std::string_view room) const {

@@ -54,6 +54,9 @@ class ForwardingEngine : public Engine {
     return inner_->restore_room(room, c, t);
   }
   Result<DrawInfo> draw(std::string_view room) const override { return inner_->draw(room); }
+  Result<JoinRules> join_rules(std::string_view room) const override {
+    return inner_->join_rules(room);
+  }
   Status restore_draw(std::string_view room, const DrawInfo& draw) override {
     return inner_->restore_draw(room, draw);
   }

@@ -92,6 +92,7 @@ RoomConfig RoomConfig::with_parts_of(const RoomConfig& put) const {
     out.heartbeat_timeout_seconds = put.heartbeat_timeout_seconds;
     out.max_waiting = put.max_waiting;
     out.trust_user = put.trust_user;
+    out.ip_joins_per_minute = put.ip_joins_per_minute;
     out.mode = put.mode;
   }
   if ((put.parts & kEvent) != 0) out.event = put.event;
@@ -122,6 +123,7 @@ Status RoomConfig::validate() const {
     return bad("max_waiting", "must be at most 100000000 (0 means that many)");
   }
   if (mode > RoomMode::kQueueAll) return bad("mode", "is not a mode");
+  if (ip_joins_per_minute > 1'000'000) return bad("ip_joins_per_minute", "must be <= 1000000");
   if (page.size() > kMaxPageBytes) return bad("page", "must be at most 524288 bytes");
   if (parts == 0 || parts > kAllParts) return bad("parts", "must name what the put sets");
   return event.validate();

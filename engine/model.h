@@ -95,6 +95,9 @@ struct RoomConfig {
   // A join naming a user who holds a live ticket gets that ticket without proof (names are
   // authenticated upstream). Off: only the same visitor gets it back (the server checks).
   bool trust_user = false;
+  // Joins from one client address per minute (SPEC section 9); 0 = no limit. The server
+  // counts (it knows addresses); in a cluster each node counts the joins it takes.
+  uint32_t ip_joins_per_minute = 0;
   RoomMode mode = RoomMode::kFifo;
   RoomEvent event;  // none unless event.exists()
   // The waiting page's branding as the operator put it (JSON the server checked and wrote;
@@ -139,6 +142,11 @@ struct JoinRequest {
 // An opaque ticket id: 27 URL-safe characters (20 bytes, of which 96 bits are random).
 using TicketId = std::array<char, 27>;
 inline std::string_view id_view(const TicketId& id) { return {id.data(), id.size()}; }
+
+// What the server checks before a join reaches the room (Engine::join_rules).
+struct JoinRules {
+  uint32_t ip_joins_per_minute = 0;
+};
 
 // A drawn pre-queue: the seed that drew it, the seqs it covered, its refs (fair_draw.h) in
 // drawn order. Kept with the room after its event ends or is deleted (the places it gave

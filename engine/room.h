@@ -81,6 +81,9 @@ class Room {
   Result<TicketDetail> describe(std::string_view id) const;
   std::vector<RestoredTicket> export_live() const;
   RoomConfig config() const;
+  JoinRules join_rules() const {
+    return JoinRules{ip_joins_per_minute_.load(std::memory_order_relaxed)};
+  }
   RoomCounters counters() const;
   size_t bytes_allocated() const { return line_.bytes_allocated() + users_.bytes_allocated(); }
   // For tests that need to stand between a join's claim and its publish.
@@ -284,6 +287,7 @@ class Room {
   std::atomic<uint64_t> max_waiting_;
   std::atomic<bool> trust_user_;
   std::atomic<uint8_t> mode_{0};  // RoomMode in effect (the event's while it runs)
+  std::atomic<uint32_t> ip_joins_per_minute_{0};
   // The configuration as set (without the event's overrides), with the event as it stands.
   // Written by the owner under config_mu_; config() reads it under config_mu_.
   mutable std::mutex config_mu_;

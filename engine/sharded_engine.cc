@@ -141,6 +141,10 @@ Status ShardedEngine::restore_room(std::string_view name, const RoomConfig& conf
   return add_room(std::move(room));
 }
 
+Result<JoinRules> ShardedEngine::join_rules(std::string_view name) const {
+  return in_room(name, [&](Room& r) { return r.join_rules(); });
+}
+
 Result<DrawInfo> ShardedEngine::draw(std::string_view name) const {
   return in_room(name, [&](Room& r) -> Result<DrawInfo> {
     auto d = r.draw_info();

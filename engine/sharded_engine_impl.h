@@ -55,6 +55,7 @@ class ShardedEngine final : public ReplicaEngine {
                       const std::vector<RestoredTicket>& tickets) override;
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view name) const override;
   Result<DrawInfo> draw(std::string_view name) const override;
+  Result<JoinRules> join_rules(std::string_view name) const override;
   Status restore_draw(std::string_view name, const DrawInfo& draw) override;
   Result<RoomInfo> room_info(std::string_view name) const override;
   std::vector<RoomInfo> rooms() const override;

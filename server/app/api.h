@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "server/app/join_limiter.h"
 #include "server/app/keys.h"
 #include "server/app/metrics.h"
 #include "server/app/options.h"
@@ -38,6 +39,10 @@ struct ApiRequest {
   std::string_view return_header;  // X-Anteroom-Return: where the waiting page goes back to
                                    // when there is no ?return= (set by nginx, see deploy/)
   std::string_view body;
+  // The client's address as bytes (4 for IPv4, 16 for IPv6): the peer, or behind a trusted
+  // proxy the rightmost X-Forwarded-For address not itself trusted (SPEC section 9). Empty
+  // when unknown (tests that call the Api directly).
+  std::string_view client;
   // The server is down to its operator reserve: answer only health, readiness, metrics, the
   // gate, verify and requests carrying the admin key; everything else gets 503 overloaded.
   bool reserve_only = false;
@@ -115,7 +120,8 @@ class Api {
   // /v1/rooms/...: finds the route (routes_visitor.cc).
   ApiResponse rooms_route(const ApiRequest& req, const std::vector<std::string_view>& parts) const;
   // Visitor routes (routes_visitor.cc).
-  ApiResponse join_route(std::string_view room, std::string_view body) const;
+  ApiResponse join_route(std::string_view room, std::string_view body,
+                         std::string_view client = {}) const;
   ApiResponse ticket_route(const ApiRequest& req, std::string_view room,
                            const std::vector<std::string_view>& parts) const;
   ApiResponse ws_route(std::string_view room) const;
@@ -163,6 +169,7 @@ class Api {
     size_t count = 0;
     std::shared_ptr<const std::string> body;
   };
+  std::unique_ptr<JoinLimiter> join_limiter_ = std::make_unique<JoinLimiter>();
   mutable std::mutex draw_cache_mu_;
   mutable std::map<std::string, CachedDraw> draw_cache_;
 };

@@ -18,6 +18,7 @@ json::object room_json(const RoomInfo& r) {
   o["max_waiting"] = r.config.max_waiting;
   o["trust_user"] = r.config.trust_user;
   o["mode"] = mode_name(r.config.mode);
+  o["ip_joins_per_minute"] = r.config.ip_joins_per_minute;
   o["event"] = r.config.event.exists() ? json::value(true) : json::value(false);
   const RoomCounters& c = r.counters;
   o["waiting"] = c.waiting;
@@ -79,7 +80,8 @@ constexpr const char* kFields[] = {"capacity",
                                    "heartbeat_timeout_seconds",
                                    "max_waiting",
                                    "trust_user",
-                                   "mode"};
+                                   "mode",
+                                   "ip_joins_per_minute"};
 
 }  // namespace
 
@@ -101,6 +103,7 @@ bool read_room_fields(const json::object& o, RoomConfig* c, ApiResponse* err) {
       !field32("allowed_ttl_seconds", &c->allowed_ttl_seconds) ||
       !field32("session_ttl_seconds", &c->session_ttl_seconds) ||
       !field32("heartbeat_timeout_seconds", &c->heartbeat_timeout_seconds) ||
+      !field32("ip_joins_per_minute", &c->ip_joins_per_minute) ||
       !read_bool(o, "trust_user", &c->trust_user, err)) {
     return false;
   }

@@ -121,7 +121,7 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
   const std::string_view what = p[3];
   if (p.size() == 4 && what == "tickets") {
     if (m != "POST") return method_not_allowed("POST", Route::kJoin);
-    return with(join_route(room, req.body), Route::kJoin);
+    return with(join_route(room, req.body, req.client), Route::kJoin);
   }
   if (p.size() == 4 && (what == "admit" || what == "clear" || what == "verify")) {
     Route r = what == "admit" ? Route::kAdmit : what == "clear" ? Route::kClear : Route::kVerify;

@@ -1,0 +1,97 @@
+#include "server/app/join_limiter.h"
+
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace anteroom {
+
+struct JoinLimiter::Minute {
+  std::atomic<int64_t> index{-1};
+  std::vector<std::atomic<uint32_t>> cells = std::vector<std::atomic<uint32_t>>(
+      static_cast<size_t>(kRows) * kWidth);  // row r at [r * kWidth, (r + 1) * kWidth)
+};
+
+namespace {
+
+uint64_t mix(uint64_t x) {  // splitmix64's finalizer
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t hash_bytes(std::string_view s, uint64_t h) {
+  for (unsigned char c : s) h = mix(h ^ c);
+  return h;
+}
+
+}  // namespace
+
+JoinLimiter::JoinLimiter() { RAND_bytes(reinterpret_cast<unsigned char*>(&key_), sizeof key_); }
+
+JoinLimiter::~JoinLimiter() { delete[] minutes_.load(std::memory_order_relaxed); }
+
+size_t JoinLimiter::bytes() const {
+  return minutes_.load(std::memory_order_relaxed) == nullptr
+             ? 0
+             : 2 * sizeof(uint32_t) * static_cast<size_t>(kRows) * kWidth;
+}
+
+JoinLimiter::Minute& JoinLimiter::table(int64_t m) {
+  Minute* both = minutes_.load(std::memory_order_acquire);
+  if (both == nullptr || both[m & 1].index.load(std::memory_order_acquire) != m) {
+    std::lock_guard lock(turn_);
+    both = minutes_.load(std::memory_order_relaxed);
+    if (both == nullptr) {
+      both = new Minute[2];
+      minutes_.store(both, std::memory_order_release);
+    }
+    Minute& t = both[m & 1];
+    if (t.index.load(std::memory_order_relaxed) != m) {
+      for (auto& c : t.cells) c.store(0, std::memory_order_relaxed);
+      t.index.store(m, std::memory_order_release);
+    }
+  }
+  return both[m & 1];
+}
+
+bool JoinLimiter::allow(std::string_view room, std::string_view address, uint32_t per_minute,
+                        int64_t now_ms, uint32_t* retry_after_s) {
+  const int64_t m = now_ms / 60'000;
+  const uint64_t h = hash_bytes(address, hash_bytes(room, key_) ^ 0x9e3779b97f4a7c15ULL);
+  std::array<size_t, kRows> at{};
+  for (int r = 0; r < kRows; ++r) {
+    at[r] = static_cast<size_t>(r) * kWidth + static_cast<size_t>(mix(h + r) % kWidth);
+  }
+  Minute& now = table(m);
+  const Minute& before = minutes_.load(std::memory_order_relaxed)[(m - 1) & 1];
+  auto least = [&](const Minute& t) {
+    uint32_t v = UINT32_MAX;
+    for (size_t i : at) v = std::min(v, t.cells[i].load(std::memory_order_relaxed));
+    return v;
+  };
+  const double into = static_cast<double>(now_ms % 60'000) / 60'000.0;
+  const double previous = before.index.load(std::memory_order_acquire) == m - 1
+                              ? static_cast<double>(least(before)) * (1.0 - into)
+                              : 0.0;
+  const uint32_t count = least(now);
+  if (static_cast<double>(count) + previous + 1 > per_minute) {
+    // The window gains room as last minute's share slides out, or at the next minute.
+    *retry_after_s = static_cast<uint32_t>(std::max(1.0, std::ceil((1.0 - into) * 60.0)));
+    return false;
+  }
+  // Conservative update: raise each counter only as far as the new smallest needs.
+  for (size_t i : at) {
+    uint32_t v = now.cells[i].load(std::memory_order_relaxed);
+    while (v < count + 1 &&
+           !now.cells[i].compare_exchange_weak(v, count + 1, std::memory_order_relaxed)) {
+    }
+  }
+  return true;
+}
+
+}  // namespace anteroom

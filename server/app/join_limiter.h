@@ -1,0 +1,57 @@
+// Joins per client address per minute (room field ip_joins_per_minute, SPEC section 9), in
+// memory that does not grow with the number of addresses: a count-min sketch per minute.
+//
+// Each minute has a table of 4 rows x 2^20 counters (16 MiB; two minutes are kept, allocated
+// the first time any room limits joins). A join from address A to room R raises A's four
+// counters (one per row, at hashes of R and A keyed with a random secret) to one more than
+// the smallest of them ("conservative update"), and A's count is that smallest. A count can
+// only be too high (other keys' joins landing on the same counters), never too low: with T
+// joins in a minute, A's count exceeds the truth by more than e * T / 2^20 with probability
+// at most e^-4 (under 2%): 2.6 joins at a million joins a minute, and conservative update
+// keeps it well below that bound. So an address may rarely be refused a few joins before
+// its limit; it is never let past it.
+//
+// The window slides: the count is this minute's plus the part of last minute's that the
+// window still covers (as if last minute's joins were spread evenly over it).
+//
+// Thread safety: allow() from any thread; counters are relaxed atomics (two joins of one
+// address at the same instant may both pass the last place), and turning to a new minute
+// takes a mutex, once a minute.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+
+namespace anteroom {
+
+class JoinLimiter {
+ public:
+  static constexpr int kRows = 4;
+  static constexpr uint32_t kWidth = 1u << 20;
+
+  JoinLimiter();
+  ~JoinLimiter();
+  JoinLimiter(const JoinLimiter&) = delete;
+  JoinLimiter& operator=(const JoinLimiter&) = delete;
+  // Whether one more join to `room` from `address` (any bytes: the client's address) keeps
+  // it within `per_minute` at `now_ms`; counted if so. Else *retry_after_s says when to come
+  // back (the seconds until the window has room).
+  bool allow(std::string_view room, std::string_view address, uint32_t per_minute, int64_t now_ms,
+             uint32_t* retry_after_s);
+  size_t bytes() const;  // allocated so far
+
+ private:
+  struct Minute;
+  // The table of minute `m`, cleared and claimed if it held an older one.
+  Minute& table(int64_t m);
+
+  std::atomic<Minute*> minutes_{nullptr};  // two: even and odd minutes; made on first use
+  std::mutex turn_;
+  uint64_t key_ = 0;  // random: hashes an attacker cannot aim at one another
+};
+
+}  // namespace anteroom
