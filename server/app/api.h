@@ -86,6 +86,9 @@ class Api {
       std::string admin_key, const class PushHub* hub = nullptr);
 
   ApiResponse handle(const ApiRequest& req) const;
+  // Whether the room's ip_joins_per_minute lets one more join from `client` (bytes of its
+  // address; empty: not limited) in now; counts it if so, else sets *retry_after_s.
+  bool allow_join(std::string_view room, std::string_view client, uint32_t* retry_after_s) const;
 
   // The status object of a ticket (docs/api.md), with its token once admitted.
   std::string status_json(std::string_view room, const TicketView& v) const;

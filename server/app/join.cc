@@ -96,23 +96,26 @@ void Api::join(std::string_view room, const JoinRequest& request,
   });
 }
 
+bool Api::allow_join(std::string_view room, std::string_view client,
+                     uint32_t* retry_after_s) const {
+  if (client.empty()) return true;
+  auto rules = engine_.join_rules(room);
+  if (!rules.is_ok() || rules->ip_joins_per_minute == 0) return true;  // join says why
+  return join_limiter_->allow(room, client, rules->ip_joins_per_minute, now_ms(), retry_after_s);
+}
+
 ApiResponse Api::join_route(std::string_view room, std::string_view body,
                             std::string_view client) const {
   ApiResponse err;
   auto o = parse_object(body, &err, true);
   if (!o) return err;
   // Per address (SPEC section 9): counted before the join, so a refused address costs the
-  // room nothing. A bad body or an unknown room is answered first, and not counted.
-  if (auto rules = engine_.join_rules(room); !rules.is_ok()) {
-    return engine_error(rules.status());
-  } else if (rules->ip_joins_per_minute != 0 && !client.empty()) {
-    uint32_t retry_after = 0;
-    if (!join_limiter_->allow(room, client, rules->ip_joins_per_minute, now_ms(), &retry_after)) {
-      ApiResponse res =
-          error_response(429, "rate_limited", "too many joins from your address; try again later");
-      res.headers.emplace_back("Retry-After", std::to_string(retry_after));
-      return res;
-    }
+  // room nothing. A bad body is answered first, and not counted.
+  if (uint32_t retry_after = 0; !allow_join(room, client, &retry_after)) {
+    ApiResponse res =
+        error_response(429, "rate_limited", "too many joins from your address; try again later");
+    res.headers.emplace_back("Retry-After", std::to_string(retry_after));
+    return res;
   }
   auto b = std::make_shared<JoinBody>();
   if (!read_join_body(*o, b.get(), &err)) return err;

@@ -84,6 +84,10 @@ WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
 }
 
 WsProtocol::Reply WsProtocol::enter(const std::string& uid, const UserProof& proof) {
+  if (uint32_t retry = 0; !api_.allow_join(room_, client_, &retry)) {
+    return say(
+        error("too many joins from your address; try again in " + std::to_string(retry) + " s"));
+  }
   std::optional<KeyHash> key;
   if (proof.key) key = hash_key(*proof.key);
   Reply r;

@@ -160,9 +160,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     return std::chrono::seconds(in_reserve_ ? 2 : ctx_.options.idle_timeout_s);
   }
 
-  // The client's address (ApiRequest::client): the peer, or, when the peer is a trusted
-  // proxy, the rightmost X-Forwarded-For address that is not itself trusted (an address that
-  // does not parse ends the walk: the last trusted hop stands for the client).
+  // The client's address (ApiRequest::client; TrustedProxies::client_of).
   std::string_view client_address() {
     if (!peer_known_) {
       beast::error_code ec;
@@ -170,39 +168,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       peer_known_ = !ec;
       if (!peer_known_) return {};
     }
-    net::ip::address client = peer_;
-    if (ctx_.proxies.contains(peer_)) {
-      std::string forwarded;
-      const auto [first, last] = parser_->get().equal_range("X-Forwarded-For");
-      for (auto f = first; f != last; ++f) {
-        if (!forwarded.empty()) forwarded += ',';
-        forwarded.append(f->value().data(), f->value().size());
-      }
-      std::string_view rest = forwarded;
-      while (!rest.empty()) {
-        const size_t comma = rest.rfind(',');
-        std::string_view item = comma == std::string_view::npos ? rest : rest.substr(comma + 1);
-        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(0, comma);
-        while (!item.empty() && (item.front() == ' ' || item.front() == '\t'))
-          item.remove_prefix(1);
-        while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-        beast::error_code ec;
-        const net::ip::address a = net::ip::make_address(item, ec);
-        if (ec) break;
-        client = a;
-        if (!ctx_.proxies.contains(a)) break;
-      }
-    }
-    if (client.is_v6() && client.to_v6().is_v4_mapped()) {
-      client = net::ip::make_address_v4(net::ip::v4_mapped, client.to_v6());
-    }
-    if (client.is_v4()) {
-      const auto b = client.to_v4().to_bytes();
-      client_.assign(reinterpret_cast<const char*>(b.data()), b.size());
-    } else {
-      const auto b = client.to_v6().to_bytes();
-      client_.assign(reinterpret_cast<const char*>(b.data()), b.size());
-    }
+    client_ = ctx_.proxies.client_of(peer_, forwarded_for(parser_->get()));
     return client_;
   }
 

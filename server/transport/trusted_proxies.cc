@@ -33,4 +33,43 @@ bool TrustedProxies::contains(const net::ip::address& a) const {
   return false;
 }
 
+std::string forwarded_for(const http::fields& fields) {
+  std::string out;
+  const auto [first, last] = fields.equal_range("X-Forwarded-For");
+  for (auto f = first; f != last; ++f) {
+    if (!out.empty()) out += ',';
+    out.append(f->value().data(), f->value().size());
+  }
+  return out;
+}
+
+std::string TrustedProxies::client_of(const net::ip::address& peer,
+                                      std::string_view forwarded) const {
+  net::ip::address client = peer;
+  if (contains(peer)) {
+    while (!forwarded.empty()) {
+      const size_t comma = forwarded.rfind(',');
+      std::string_view item =
+          comma == std::string_view::npos ? forwarded : forwarded.substr(comma + 1);
+      forwarded = comma == std::string_view::npos ? std::string_view{} : forwarded.substr(0, comma);
+      while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+      while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+      beast::error_code ec;
+      const net::ip::address a = net::ip::make_address(item, ec);
+      if (ec) break;
+      client = a;
+      if (!contains(a)) break;
+    }
+  }
+  if (client.is_v6() && client.to_v6().is_v4_mapped()) {
+    client = net::ip::make_address_v4(net::ip::v4_mapped, client.to_v6());
+  }
+  if (client.is_v4()) {
+    const auto b = client.to_v4().to_bytes();
+    return {reinterpret_cast<const char*>(b.data()), b.size()};
+  }
+  const auto b = client.to_v6().to_bytes();
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
+
 }  // namespace anteroom

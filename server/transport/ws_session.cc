@@ -21,6 +21,9 @@ class WsSession final : public StreamSession {
   // The upgrade request is kept until the handshake completes.
   void start(http::request<http::string_body> req) {
     req_ = std::move(req);
+    beast::error_code peer_ec;
+    const auto peer = ws_.next_layer().remote_endpoint(peer_ec).address();
+    if (!peer_ec) protocol_.set_client(ctx_.proxies.client_of(peer, forwarded_for(req_)));
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws_.set_option(websocket::stream_base::decorator(
         [](websocket::response_type& res) { res.set(http::field::server, "anteroom"); }));

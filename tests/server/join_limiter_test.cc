@@ -103,5 +103,21 @@ TEST_F(JoinLimitHttp, BehindATrustedProxyEachVisitorHasItsOwnLimit) {
   EXPECT_EQ(join("198.51.100.1, 127.0.0.5").status, 429u);
 }
 
+// Seed 000's ENTER is a join too: held to the same limit, counted with HTTP joins.
+TEST_F(JoinLimitHttp, WebSocketEntersCountAsJoins) {
+  start({});
+  EXPECT_EQ(join().status, 201u);
+  EXPECT_EQ(join().status, 201u);
+  WsClient ws(server_->port(), "/v1/rooms/r/ws");
+  ws.send(R"({"type":"ENTER","userId":"u1"})");
+  auto first = ws.next_of("ALLOWED");
+  ASSERT_TRUE(first.has_value()) << "the third join of the minute";
+  ws.send(R"({"type":"ENTER","userId":"u2"})");
+  auto refused = ws.next_of("ERROR");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_NE(refused->find("too many joins"), std::string::npos) << *refused;
+  EXPECT_EQ(join().status, 429u);
+}
+
 }  // namespace
 }  // namespace anteroom::testing
