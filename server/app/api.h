@@ -39,7 +39,7 @@ struct ApiRequest {
   std::string_view return_header;  // X-Anteroom-Return: where the waiting page goes back to
                                    // when there is no ?return= (set by nginx, see deploy/)
   std::string_view body;
-  // The client's address as bytes (4 for IPv4, 16 for IPv6): the peer, or behind a trusted
+  // The client's address as bytes (4 for IPv4, the /64 of IPv6): the peer, or behind a trusted
   // proxy the rightmost X-Forwarded-For address not itself trusted (SPEC section 9). Empty
   // when unknown (tests that call the Api directly).
   std::string_view client;

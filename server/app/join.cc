@@ -109,6 +109,8 @@ ApiResponse Api::join_route(std::string_view room, std::string_view body,
   ApiResponse err;
   auto o = parse_object(body, &err, true);
   if (!o) return err;
+  auto b = std::make_shared<JoinBody>();
+  if (!read_join_body(*o, b.get(), &err)) return err;
   // Per address (SPEC section 9): counted before the join, so a refused address costs the
   // room nothing. A bad body is answered first, and not counted.
   if (uint32_t retry_after = 0; !allow_join(room, client, &retry_after)) {
@@ -117,8 +119,6 @@ ApiResponse Api::join_route(std::string_view room, std::string_view body,
     res.headers.emplace_back("Retry-After", std::to_string(retry_after));
     return res;
   }
-  auto b = std::make_shared<JoinBody>();
-  if (!read_join_body(*o, b.get(), &err)) return err;
   return answer_when([&](const Respond& respond) {
     join(room, JoinRequest{b->user, b->key_hash},
          [this, room = std::string(room), b, respond](Result<JoinResult> r) {

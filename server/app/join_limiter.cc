@@ -31,6 +31,19 @@ uint64_t hash_bytes(std::string_view s, uint64_t h) {
 
 }  // namespace
 
+// Seconds until one more join fits, if none come meanwhile: this minute's `count` stays while
+// last minute's `before` slides out; once this minute is over, `count` is the one sliding.
+uint32_t JoinLimiter::wait_s(uint32_t count, double before, uint32_t per_minute, double into) {
+  const double room = static_cast<double>(per_minute) - 1.0;  // what the others may use
+  double at = 0;                                              // minutes from the start of this one
+  if (count <= room) {
+    at = before <= 0 ? into : std::max(into, 1.0 - (room - count) / before);
+  } else {
+    at = 1.0 + std::max(0.0, 1.0 - room / static_cast<double>(count));
+  }
+  return static_cast<uint32_t>(std::max(1.0, std::ceil((at - into) * 60.0)));
+}
+
 JoinLimiter::JoinLimiter() { RAND_bytes(reinterpret_cast<unsigned char*>(&key_), sizeof key_); }
 
 JoinLimiter::~JoinLimiter() { delete[] minutes_.load(std::memory_order_relaxed); }
@@ -75,13 +88,12 @@ bool JoinLimiter::allow(std::string_view room, std::string_view address, uint32_
     return v;
   };
   const double into = static_cast<double>(now_ms % 60'000) / 60'000.0;
-  const double previous = before.index.load(std::memory_order_acquire) == m - 1
-                              ? static_cast<double>(least(before)) * (1.0 - into)
-                              : 0.0;
+  const double last_minute = before.index.load(std::memory_order_acquire) == m - 1
+                                 ? static_cast<double>(least(before))
+                                 : 0.0;
   const uint32_t count = least(now);
-  if (static_cast<double>(count) + previous + 1 > per_minute) {
-    // The window gains room as last minute's share slides out, or at the next minute.
-    *retry_after_s = static_cast<uint32_t>(std::max(1.0, std::ceil((1.0 - into) * 60.0)));
+  if (static_cast<double>(count) + last_minute * (1.0 - into) + 1 > per_minute) {
+    *retry_after_s = wait_s(count, last_minute, per_minute, into);
     return false;
   }
   // Conservative update: raise each counter only as far as the new smallest needs.

@@ -46,6 +46,7 @@ class JoinLimiter {
 
  private:
   struct Minute;
+  static uint32_t wait_s(uint32_t count, double before, uint32_t per_minute, double into);
   // The table of minute `m`, cleared and claimed if it held an older one.
   Minute& table(int64_t m);
 

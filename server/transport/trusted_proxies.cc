@@ -68,8 +68,10 @@ std::string TrustedProxies::client_of(const net::ip::address& peer,
     const auto b = client.to_v4().to_bytes();
     return {reinterpret_cast<const char*>(b.data()), b.size()};
   }
+  // An IPv6 client is its /64: one subscriber is usually given a whole /64, and counting each
+  // address apart would let it join as often as it has addresses.
   const auto b = client.to_v6().to_bytes();
-  return {reinterpret_cast<const char*>(b.data()), b.size()};
+  return {reinterpret_cast<const char*>(b.data()), 8};
 }
 
 }  // namespace anteroom

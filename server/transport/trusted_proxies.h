@@ -17,10 +17,10 @@ class TrustedProxies {
   // `cidrs` were checked by parse_options.
   explicit TrustedProxies(const std::vector<std::string>& cidrs);
   bool contains(const net::ip::address& a) const;
-  // The client's address as bytes (4 for IPv4, 16 for IPv6; SPEC section 9): `peer`, or,
-  // when `peer` is trusted, the rightmost address of `forwarded` (X-Forwarded-For, every
-  // header joined by commas) that is not itself trusted. An entry that does not parse ends
-  // the walk: the last trusted hop stands for the client.
+  // The client's address as bytes (4 for IPv4; for IPv6 the 8 of its /64; SPEC section 9): `peer`,
+  // or, when `peer` is trusted, the rightmost address of `forwarded` (X-Forwarded-For, every header
+  // joined by commas) that is not itself trusted. An entry that does not parse ends the walk: the
+  // last trusted hop stands for the client.
   std::string client_of(const net::ip::address& peer, std::string_view forwarded) const;
   bool empty() const { return v4_.empty() && v6_.empty(); }
 

@@ -22,7 +22,7 @@ TEST(JoinLimiter, AnAddressGetsItsLimitAndNoMore) {
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(l.allow("r", addr(1), 5, t0 + i, &retry)) << i;
   EXPECT_FALSE(l.allow("r", addr(1), 5, t0 + 10, &retry));
   EXPECT_GE(retry, 1u);
-  EXPECT_LE(retry, 60u);
+  EXPECT_LE(retry, 120u);  // the window covers two minutes
   EXPECT_TRUE(l.allow("r", addr(2), 5, t0 + 10, &retry)) << "another address";
   EXPECT_TRUE(l.allow("other", addr(1), 5, t0 + 10, &retry)) << "another room";
 }
@@ -39,6 +39,21 @@ TEST(JoinLimiter, TheWindowSlides) {
   EXPECT_FALSE(l.allow("r", addr(1), 5, t0 + 90'000, &retry));
   // Two minutes on, only the minute before counts (2 joins, a quarter of it left).
   EXPECT_TRUE(l.allow("r", addr(1), 5, t0 + 165'000, &retry));
+}
+
+// Retry-After is the real wait: coming back then gets in, a little earlier does not.
+TEST(JoinLimiter, RetryAfterIsWhenTheWindowHasRoom) {
+  for (int64_t offset : {0, 20'000, 53'100}) {
+    JoinLimiter l;
+    uint32_t retry = 0;
+    const int64_t t0 = 600'000 + offset;
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(l.allow("r", addr(1), 5, t0, &retry));
+    ASSERT_FALSE(l.allow("r", addr(1), 5, t0, &retry));
+    const int64_t back = t0 + int64_t{retry} * 1000;
+    uint32_t again = 0;
+    EXPECT_FALSE(l.allow("r", addr(1), 5, back - 2'000, &again)) << offset << " " << retry;
+    EXPECT_TRUE(l.allow("r", addr(1), 5, back, &again)) << offset << " " << retry;
+  }
 }
 
 TEST(JoinLimiter, ManyAddressesBoundedMemoryNoneLetPast) {
@@ -101,6 +116,21 @@ TEST_F(JoinLimitHttp, BehindATrustedProxyEachVisitorHasItsOwnLimit) {
   EXPECT_EQ(join("10.9.9.9, 198.51.100.1").status, 429u);
   // A trusted hop on the right is skipped.
   EXPECT_EQ(join("198.51.100.1, 127.0.0.5").status, 429u);
+  // IPv6 clients count by /64: a subscriber's many addresses are one client.
+  for (const char* a : {"2001:db8:0:1::1", "2001:db8:0:1::2", "2001:db8:0:1:ffff::9"}) {
+    EXPECT_EQ(join(a).status, 201u) << a;
+  }
+  EXPECT_EQ(join("2001:db8:0:1::77").status, 429u);
+  EXPECT_EQ(join("2001:db8:0:2::1").status, 201u) << "another /64";
+}
+
+// Only a join that reaches the room counts: a bad body is refused without using the quota.
+TEST_F(JoinLimitHttp, ABadBodyIsNotCounted) {
+  start({});
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(client_->request("POST", "/v1/rooms/r/tickets", R"({"bogus":1})").status, 400u);
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(join().status, 201u);
 }
 
 // Seed 000's ENTER is a join too: held to the same limit, counted with HTTP joins.
