@@ -46,7 +46,11 @@ rows = {}
 for line in open(rounds):
     room, rps, p50, p99, errs = line.split()
     rows.setdefault(room, []).append((float(rps), p50, p99, int(errs)))
-off = statistics.median(r[0] for r in rows["off"]); on = statistics.median(r[0] for r in rows["on"])
+# Each round runs off then on back to back: the ratio of a pair shares the machine's state of
+# the moment, which drifts by 15% over a minute here; the median of the pairs' ratios is the
+# figure.
+pairs = [o[0] / f[0] for f, o in zip(rows["off"], rows["on"])]
+ratio = statistics.median(pairs)
 L = ["# Abuse resistance: measurements", "",
      f"- Command: `bench/limiter_bench.sh build/server/anteroom {secs} {n}`",
      f"- Machine: {machine}, 24 GiB; server and wrk on the same 2 cores (loopback)",
@@ -55,15 +59,16 @@ L = ["# Abuse resistance: measurements", "",
      "## The per-address join limit", "",
      "Joins (`POST /v1/rooms/{room}/tickets`, anonymous, a manual room: nobody admitted) over "
      f"`wrk -t2 -c100 -d{secs}s`, each from one of 100,000 client addresses in X-Forwarded-For "
-     "(the server trusts the loopback proxy), rounds interleaved off/on. `on` counts every join "
+     "(the server trusts the loopback proxy); each round runs off then on back to back. `on` counts every join "
      "in the count-min sketch (limit 1,000,000 a minute: nobody refused); `off` has no limit.", "",
      "| target | goal | measured | met |", "|---|---|---:|---|",
-     f"| join throughput, limit on / off, 100,000 addresses | >= 0.95 | {on/off:.3f} | {'yes' if on/off >= 0.95 else '**no**'} |", "",
+     f"| join throughput, limit on / off, 100,000 addresses (median of the rounds' ratios) | >= 0.95 | {ratio:.3f} | {'yes' if ratio >= 0.95 else '**no**'} |", "",
+     "Ratios round by round: " + ", ".join(f"{x:.3f}" for x in pairs) + ".", "",
      "| room | joins/s (rounds) | median | p50 / p99 (last round) | errors |", "|---|---|---:|---|---:|"]
 for room in ("off", "on"):
     rs = rows[room]
     L.append(f"| {room} | {' / '.join(f'{r[0]:,.0f}' for r in rs)} | {statistics.median(r[0] for r in rs):,.0f} | {rs[-1][1]} / {rs[-1][2]} | {sum(r[3] for r in rs)} |")
-L += ["", "Memory: the sketch is two tables of 4 x 2^20 32-bit counters (32 MiB), made the first "
+L += ["", "Memory: the sketch is two tables of 2^22 32-bit counters in 64-byte blocks (32 MiB), made the first "
       "time a room limits joins, whatever the number of addresses (server/app/join_limiter.h "
       "gives its error)."]
 open(out, "w").write("\n".join(L) + "\n")

@@ -10,8 +10,10 @@ namespace anteroom {
 
 struct JoinLimiter::Minute {
   std::atomic<int64_t> index{-1};
-  std::vector<std::atomic<uint32_t>> cells = std::vector<std::atomic<uint32_t>>(
-      static_cast<size_t>(kRows) * kWidth);  // row r at [r * kWidth, (r + 1) * kWidth)
+  struct alignas(64) Block {  // one cache line
+    std::array<std::atomic<uint32_t>, kBlock> c{};
+  };
+  std::vector<Block> blocks = std::vector<Block>(kBlocks);
 };
 
 namespace {
@@ -51,7 +53,7 @@ JoinLimiter::~JoinLimiter() { delete[] minutes_.load(std::memory_order_relaxed);
 size_t JoinLimiter::bytes() const {
   return minutes_.load(std::memory_order_relaxed) == nullptr
              ? 0
-             : 2 * sizeof(uint32_t) * static_cast<size_t>(kRows) * kWidth;
+             : 2 * sizeof(uint32_t) * static_cast<size_t>(kBlocks) * kBlock;
 }
 
 JoinLimiter::Minute& JoinLimiter::table(int64_t m) {
@@ -65,7 +67,9 @@ JoinLimiter::Minute& JoinLimiter::table(int64_t m) {
     }
     Minute& t = both[m & 1];
     if (t.index.load(std::memory_order_relaxed) != m) {
-      for (auto& c : t.cells) c.store(0, std::memory_order_relaxed);
+      for (auto& b : t.blocks) {
+        for (auto& c : b.c) c.store(0, std::memory_order_relaxed);
+      }
       t.index.store(m, std::memory_order_release);
     }
   }
@@ -76,15 +80,24 @@ bool JoinLimiter::allow(std::string_view room, std::string_view address, uint32_
                         int64_t now_ms, uint32_t* retry_after_s) {
   const int64_t m = now_ms / 60'000;
   const uint64_t h = hash_bytes(address, hash_bytes(room, key_) ^ 0x9e3779b97f4a7c15ULL);
+  // The key's block of 16 counters (one cache line), and 4 different counters in it.
+  const size_t block = static_cast<size_t>(h % kBlocks);
   std::array<size_t, kRows> at{};
+  uint64_t bits = mix(h);
   for (int r = 0; r < kRows; ++r) {
-    at[r] = static_cast<size_t>(r) * kWidth + static_cast<size_t>(mix(h + r) % kWidth);
+    size_t slot = bits & (kBlock - 1);
+    bits >>= 4;
+    auto taken = [&](size_t s) {
+      return std::find(at.begin(), at.begin() + r, s) != at.begin() + r;
+    };
+    while (taken(slot)) slot = (slot + 1) & (kBlock - 1);  // at most 3 are: one is free
+    at[r] = slot;
   }
   Minute& now = table(m);
   const Minute& before = minutes_.load(std::memory_order_relaxed)[(m - 1) & 1];
   auto least = [&](const Minute& t) {
     uint32_t v = UINT32_MAX;
-    for (size_t i : at) v = std::min(v, t.cells[i].load(std::memory_order_relaxed));
+    for (size_t i : at) v = std::min(v, t.blocks[block].c[i].load(std::memory_order_relaxed));
     return v;
   };
   const double into = static_cast<double>(now_ms % 60'000) / 60'000.0;
@@ -98,9 +111,9 @@ bool JoinLimiter::allow(std::string_view room, std::string_view address, uint32_
   }
   // Conservative update: raise each counter only as far as the new smallest needs.
   for (size_t i : at) {
-    uint32_t v = now.cells[i].load(std::memory_order_relaxed);
-    while (v < count + 1 &&
-           !now.cells[i].compare_exchange_weak(v, count + 1, std::memory_order_relaxed)) {
+    std::atomic<uint32_t>& cell = now.blocks[block].c[i];
+    uint32_t v = cell.load(std::memory_order_relaxed);
+    while (v < count + 1 && !cell.compare_exchange_weak(v, count + 1, std::memory_order_relaxed)) {
     }
   }
   return true;

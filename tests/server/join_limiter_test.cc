@@ -65,7 +65,7 @@ TEST(JoinLimiter, ManyAddressesBoundedMemoryNoneLetPast) {
     for (int k = 0; k < 3; ++k) refused += l.allow("r", addr(i), 10, t0 + i / 10, &retry) ? 0 : 1;
   }
   EXPECT_EQ(refused, 0u) << "an address under its limit refused";
-  EXPECT_EQ(l.bytes(), size_t{2} * 4 * JoinLimiter::kRows * JoinLimiter::kWidth);
+  EXPECT_EQ(l.bytes(), size_t{2} * 4 * JoinLimiter::kBlocks * JoinLimiter::kBlock);
   // However many others joined, a hammering address is stopped at its limit.
   int passed = 0;
   for (int k = 0; k < 50; ++k) passed += l.allow("r", addr(7'000'000), 10, t0 + 20'000, &retry);
