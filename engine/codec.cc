@@ -50,6 +50,7 @@ enum RoomField : uint64_t {
   kTrustUser = 1,
   kMode = 2,
   kIpJoinsPerMinute = 3,
+  kPowDifficulty = 4,
   kEventPrequeueAt = 10,  // zigzag, like the other event times
   kEventStartAt = 11,
   kEventEndAt = 12,
@@ -87,6 +88,9 @@ bool read_field(uint64_t field, uint64_t value, RoomConfig* c) {
     case kIpJoinsPerMinute:
       c->ip_joins_per_minute = static_cast<uint32_t>(value);
       return value <= UINT32_MAX;
+    case kPowDifficulty:
+      c->pow_difficulty = static_cast<uint8_t>(value);
+      return value <= 32 || value == RoomConfig::kPowAuto;
     case kEventPrequeueAt:
       e.prequeue_at_ms = unzigzag(value);
       return true;
@@ -143,6 +147,7 @@ void put_room_config(std::string* out, const RoomConfig& c) {
                                                        {kMode, static_cast<uint64_t>(c.mode)}};
   if (c.parts != RoomConfig::kAllParts) fields.emplace_back(kParts, c.parts);
   if (c.ip_joins_per_minute != 0) fields.emplace_back(kIpJoinsPerMinute, c.ip_joins_per_minute);
+  if (c.pow_difficulty != 0) fields.emplace_back(kPowDifficulty, c.pow_difficulty);
   if (const RoomEvent& e = c.event; e.exists()) {
     fields.insert(fields.end(), {{kEventPrequeueAt, zigzag(e.prequeue_at_ms)},
                                  {kEventStartAt, zigzag(e.start_at_ms)},

@@ -93,6 +93,7 @@ RoomConfig RoomConfig::with_parts_of(const RoomConfig& put) const {
     out.max_waiting = put.max_waiting;
     out.trust_user = put.trust_user;
     out.ip_joins_per_minute = put.ip_joins_per_minute;
+    out.pow_difficulty = put.pow_difficulty;
     out.mode = put.mode;
   }
   if ((put.parts & kEvent) != 0) out.event = put.event;
@@ -124,6 +125,9 @@ Status RoomConfig::validate() const {
   }
   if (mode > RoomMode::kQueueAll) return bad("mode", "is not a mode");
   if (ip_joins_per_minute > 1'000'000) return bad("ip_joins_per_minute", "must be <= 1000000");
+  if (pow_difficulty > 32 && pow_difficulty != kPowAuto) {
+    return bad("pow_difficulty", "must be 0-32 bits or \"auto\"");
+  }
   if (page.size() > kMaxPageBytes) return bad("page", "must be at most 524288 bytes");
   if (parts == 0 || parts > kAllParts) return bad("parts", "must name what the put sets");
   return event.validate();

@@ -98,6 +98,10 @@ struct RoomConfig {
   // Joins from one client address per minute (SPEC section 9); 0 = no limit. The server
   // counts (it knows addresses); in a cluster each node counts the joins it takes.
   uint32_t ip_joins_per_minute = 0;
+  // Proof of work before a join (SPEC section 9): leading zero bits, 0 = off, 1-32, or
+  // kPowAuto (the server sets it from the join rate). The server checks it.
+  static constexpr uint8_t kPowAuto = 255;
+  uint8_t pow_difficulty = 0;
   RoomMode mode = RoomMode::kFifo;
   RoomEvent event;  // none unless event.exists()
   // The waiting page's branding as the operator put it (JSON the server checked and wrote;
@@ -146,6 +150,7 @@ inline std::string_view id_view(const TicketId& id) { return {id.data(), id.size
 // What the server checks before a join reaches the room (Engine::join_rules).
 struct JoinRules {
   uint32_t ip_joins_per_minute = 0;
+  uint8_t pow_difficulty = 0;  // RoomConfig::pow_difficulty
 };
 
 // A drawn pre-queue: the seed that drew it, the seqs it covered, its refs (fair_draw.h) in

@@ -82,7 +82,8 @@ class Room {
   std::vector<RestoredTicket> export_live() const;
   RoomConfig config() const;
   JoinRules join_rules() const {
-    return JoinRules{ip_joins_per_minute_.load(std::memory_order_relaxed)};
+    return JoinRules{ip_joins_per_minute_.load(std::memory_order_relaxed),
+                     pow_difficulty_.load(std::memory_order_relaxed)};
   }
   RoomCounters counters() const;
   size_t bytes_allocated() const { return line_.bytes_allocated() + users_.bytes_allocated(); }
@@ -288,6 +289,7 @@ class Room {
   std::atomic<bool> trust_user_;
   std::atomic<uint8_t> mode_{0};  // RoomMode in effect (the event's while it runs)
   std::atomic<uint32_t> ip_joins_per_minute_{0};
+  std::atomic<uint8_t> pow_difficulty_{0};
   // The configuration as set (without the event's overrides), with the event as it stands.
   // Written by the owner under config_mu_; config() reads it under config_mu_.
   mutable std::mutex config_mu_;

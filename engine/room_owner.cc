@@ -42,6 +42,7 @@ void Room::set_config(const RoomConfig& given, bool journal_it) {
     max_waiting_.store(c.max_waiting, std::memory_order_relaxed);
     trust_user_.store(c.trust_user, std::memory_order_relaxed);
     ip_joins_per_minute_.store(c.ip_joins_per_minute, std::memory_order_relaxed);
+    pow_difficulty_.store(c.pow_difficulty, std::memory_order_relaxed);
     prequeue_seq_.store(c.event.prequeue_seq, std::memory_order_relaxed);
     start_seq_.store(c.event.start_seq, std::memory_order_relaxed);
     opens_at_ms_.store(c.event.start_at_ms, std::memory_order_relaxed);

@@ -2,6 +2,7 @@
 #include "server/app/api.h"
 
 #include <openssl/crypto.h>
+#include <openssl/rand.h>
 
 #include <algorithm>
 #include <boost/json.hpp>
@@ -158,7 +159,11 @@ Api::Api(Engine& engine, const TokenSigner& tokens, Metrics& metrics, const Opti
       options_(options),
       admin_key_(std::move(admin_key)),
       hub_(hub),
-      wall_minus_engine_ms_(unix_now_ms() - engine.clock().now_ms()) {}
+      wall_minus_engine_ms_(unix_now_ms() - engine.clock().now_ms()) {
+  unsigned char key[32];
+  if (RAND_bytes(key, sizeof key) != 1) std::abort();
+  pow_ = std::make_unique<ProofOfWork>(std::string_view(reinterpret_cast<char*>(key), sizeof key));
+}
 
 namespace {
 

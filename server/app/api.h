@@ -26,6 +26,7 @@
 #include "server/app/keys.h"
 #include "server/app/metrics.h"
 #include "server/app/options.h"
+#include "server/app/proof_of_work.h"
 #include "server/app/token.h"
 
 namespace anteroom {
@@ -86,9 +87,26 @@ class Api {
       std::string admin_key, const class PushHub* hub = nullptr);
 
   ApiResponse handle(const ApiRequest& req) const;
-  // Whether the room's ip_joins_per_minute lets one more join from `client` (bytes of its
-  // address; empty: not limited) in now; counts it if so, else sets *retry_after_s.
-  bool allow_join(std::string_view room, std::string_view client, uint32_t* retry_after_s) const;
+  // A proof of work as a join carries it.
+  struct PowSolution {
+    std::string challenge;
+    std::string nonce;
+  };
+  // Why a join is refused before it reaches the room (SPEC section 9), or nullopt: the proof
+  // of work the room asks for (403 pow_required / pow_invalid), then the joins per address
+  // (429 rate_limited). A refused join is not counted against the address. `client`: bytes
+  // of the client's address (ApiRequest::client); empty: not limited.
+  struct JoinRefusal {
+    unsigned status = 0;
+    const char* code = "";
+    std::string message;
+    uint32_t retry_after_s = 0;  // 429 only
+  };
+  std::optional<JoinRefusal> refuse_join(std::string_view room, std::string_view client,
+                                         const PowSolution* pow) const;
+  // The key of proof-of-work challenges (derived from the token secret so that every node of
+  // a cluster agrees); until set, a random one. Call before serving.
+  void set_pow_key(std::string_view key) { pow_ = std::make_unique<ProofOfWork>(key); }
 
   // The status object of a ticket (docs/api.md), with its token once admitted.
   std::string status_json(std::string_view room, const TicketView& v) const;
@@ -142,6 +160,7 @@ class Api {
   ApiResponse draw_route(std::string_view room) const;
   std::shared_ptr<const std::string> draw_body(std::string_view room, const DrawInfo& d) const;
   ApiResponse page_route(const ApiRequest& req, std::string_view room) const;  // page_routes.cc
+  ApiResponse challenge_route(std::string_view room) const;                    // join.cc
   ApiResponse cookie_route(std::string_view room, std::string_view ticket) const;
   // Operator routes (routes_operator.cc).
   ApiResponse list_rooms() const;
@@ -173,6 +192,7 @@ class Api {
     std::shared_ptr<const std::string> body;
   };
   std::unique_ptr<JoinLimiter> join_limiter_ = std::make_unique<JoinLimiter>();
+  std::unique_ptr<ProofOfWork> pow_;  // set in the constructor or by set_pow_key
   mutable std::mutex draw_cache_mu_;
   mutable std::map<std::string, CachedDraw> draw_cache_;
 };

@@ -10,11 +10,13 @@ namespace json = boost::json;
 
 namespace {
 
-// The body of a join: {"user"?, "key"?, "key_sha256"?, "user_token"?}, every field optional.
+// The body of a join: {"user"?, "key"?, "key_sha256"?, "user_token"?, "pow"?}, every field
+// optional.
 struct JoinBody {
   std::string user;
   std::optional<KeyHash> key_hash;
   UserProof proof;
+  std::optional<Api::PowSolution> pow;
 };
 
 bool read_string(const json::object& o, const char* key, size_t max,
@@ -32,7 +34,7 @@ bool read_string(const json::object& o, const char* key, size_t max,
 }
 
 bool read_join_body(const json::object& o, JoinBody* b, ApiResponse* err) {
-  static constexpr std::string_view kFields[] = {"user", "key", "key_sha256", "user_token"};
+  static constexpr std::string_view kFields[] = {"user", "key", "key_sha256", "user_token", "pow"};
   for (const auto& kv : o) {
     if (std::find(std::begin(kFields), std::end(kFields), kv.key()) == std::end(kFields)) {
       *err = error_response(400, "invalid_field", "unknown field '" + std::string(kv.key()) + "'");
@@ -50,6 +52,19 @@ bool read_join_body(const json::object& o, JoinBody* b, ApiResponse* err) {
     return false;
   }
   if (user) b->user = *user;
+  if (const json::value* pow = o.if_contains("pow")) {
+    std::optional<std::string> challenge, nonce;
+    const bool shape = pow->is_object() && pow->as_object().size() == 2 &&
+                       read_string(pow->as_object(), "challenge", 80, &challenge, err) &&
+                       read_string(pow->as_object(), "nonce", ProofOfWork::kMaxNonce, &nonce, err);
+    if (!shape || !challenge || !nonce) {
+      *err = error_response(400, "invalid_field",
+                            "pow must be {\"challenge\": \"...\", \"nonce\": \"...\"} "
+                            "(a challenge of up to 80 bytes, a nonce of 1-64)");
+      return false;
+    }
+    b->pow = Api::PowSolution{std::move(*challenge), std::move(*nonce)};
+  }
   if (key_sha256) {
     b->key_hash = parse_key_hash(*key_sha256);
     if (!b->key_hash) {
@@ -96,12 +111,67 @@ void Api::join(std::string_view room, const JoinRequest& request,
   });
 }
 
-bool Api::allow_join(std::string_view room, std::string_view client,
-                     uint32_t* retry_after_s) const {
-  if (client.empty()) return true;
+namespace {
+
+const char* pow_problem(PowVerdict v) {
+  switch (v) {
+    case PowVerdict::kExpired:
+      return "the challenge has expired; fetch a new one";
+    case PowVerdict::kUsed:
+      return "the challenge was already used; fetch a new one";
+    case PowVerdict::kTooEasy:
+      return "the challenge is easier than the room now asks; fetch a new one";
+    default:
+      return "the nonce does not solve a challenge this room gave";
+  }
+}
+
+}  // namespace
+
+std::optional<Api::JoinRefusal> Api::refuse_join(std::string_view room, std::string_view client,
+                                                 const PowSolution* pow) const {
   auto rules = engine_.join_rules(room);
-  if (!rules.is_ok() || rules->ip_joins_per_minute == 0) return true;  // join says why
-  return join_limiter_->allow(room, client, rules->ip_joins_per_minute, now_ms(), retry_after_s);
+  if (!rules.is_ok()) return std::nullopt;  // the join says why
+  if (const uint8_t setting = rules->pow_difficulty; setting != 0) {
+    if (pow == nullptr) {
+      return JoinRefusal{403, "pow_required",
+                         "this room asks for a proof of work: GET /v1/rooms/" + std::string(room) +
+                             "/challenge, then join with \"pow\": {\"challenge\", \"nonce\"}"};
+    }
+    // Auto: a challenge up to two bits easier than the rate asks now still counts (the rate
+    // may have risen while the visitor solved it).
+    unsigned required = pow_->difficulty(room, setting, now_ms(), false);
+    if (setting == RoomConfig::kPowAuto) required = required > 2 ? required - 2 : 0;
+    const PowVerdict v = pow_->check(room, pow->challenge, pow->nonce, required, now_ms() / 1000);
+    if (v == PowVerdict::kBusy) {
+      return JoinRefusal{503, "overloaded", "too many proofs of work in flight; try again soon", 5};
+    }
+    if (v != PowVerdict::kOk) return JoinRefusal{403, "pow_invalid", pow_problem(v)};
+  }
+  // Per address: counted before the join, so a refused address costs the room nothing. A
+  // bad body or proof is answered first, and not counted.
+  if (client.empty() || rules->ip_joins_per_minute == 0) return std::nullopt;
+  uint32_t retry_after = 0;
+  if (join_limiter_->allow(room, client, rules->ip_joins_per_minute, now_ms(), &retry_after)) {
+    return std::nullopt;
+  }
+  return JoinRefusal{429, "rate_limited", "too many joins from your address; try again later",
+                     retry_after};
+}
+
+ApiResponse Api::challenge_route(std::string_view room) const {
+  auto rules = engine_.join_rules(room);
+  if (!rules.is_ok()) return engine_error(rules.status());
+  const unsigned bits = pow_->difficulty(room, rules->pow_difficulty, now_ms(), true);
+  const PowChallenge c = pow_->issue(room, bits, now_ms() / 1000);
+  json::object o;
+  o["challenge"] = c.text;
+  o["difficulty"] = c.difficulty;
+  o["expires_in"] = c.expires_in_s;
+  ApiResponse res;
+  res.body = json::serialize(o);
+  res.headers.emplace_back("Cache-Control", "no-store");
+  return res;
 }
 
 ApiResponse Api::join_route(std::string_view room, std::string_view body,
@@ -111,12 +181,10 @@ ApiResponse Api::join_route(std::string_view room, std::string_view body,
   if (!o) return err;
   auto b = std::make_shared<JoinBody>();
   if (!read_join_body(*o, b.get(), &err)) return err;
-  // Per address (SPEC section 9): counted before the join, so a refused address costs the
-  // room nothing. A bad body is answered first, and not counted.
-  if (uint32_t retry_after = 0; !allow_join(room, client, &retry_after)) {
-    ApiResponse res =
-        error_response(429, "rate_limited", "too many joins from your address; try again later");
-    res.headers.emplace_back("Retry-After", std::to_string(retry_after));
+  if (auto no = refuse_join(room, client, b->pow ? &*b->pow : nullptr)) {
+    ApiResponse res = error_response(no->status, no->code, no->message);
+    if (no->status == 429)
+      res.headers.emplace_back("Retry-After", std::to_string(no->retry_after_s));
     return res;
   }
   return answer_when([&](const Respond& respond) {

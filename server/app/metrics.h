@@ -28,6 +28,7 @@ enum class Route : uint8_t {
   kClear,
   kVerify,
   kGate,
+  kJwks,
   kMetrics,
   kHealth,
   kReady,
@@ -37,6 +38,7 @@ enum class Route : uint8_t {
   kEvent,
   kDraw,
   kPage,
+  kChallenge,
   kNotFound,
   kCount
 };

@@ -19,6 +19,11 @@ json::object room_json(const RoomInfo& r) {
   o["trust_user"] = r.config.trust_user;
   o["mode"] = mode_name(r.config.mode);
   o["ip_joins_per_minute"] = r.config.ip_joins_per_minute;
+  if (r.config.pow_difficulty == RoomConfig::kPowAuto) {
+    o["pow_difficulty"] = "auto";
+  } else {
+    o["pow_difficulty"] = r.config.pow_difficulty;
+  }
   o["event"] = r.config.event.exists() ? json::value(true) : json::value(false);
   const RoomCounters& c = r.counters;
   o["waiting"] = c.waiting;
@@ -81,7 +86,8 @@ constexpr const char* kFields[] = {"capacity",
                                    "max_waiting",
                                    "trust_user",
                                    "mode",
-                                   "ip_joins_per_minute"};
+                                   "ip_joins_per_minute",
+                                   "pow_difficulty"};
 
 }  // namespace
 
@@ -115,6 +121,19 @@ bool read_room_fields(const json::object& o, RoomConfig* c, ApiResponse* err) {
       *err = error_response(400, "invalid_field",
                             "mode must be one of \"fifo\", \"random\", \"passthrough\", "
                             "\"reject\", \"queue_all\"");
+      return false;
+    }
+  }
+  if (const json::value* d = o.if_contains("pow_difficulty")) {
+    if (d->is_string() && d->as_string() == "auto") {
+      c->pow_difficulty = RoomConfig::kPowAuto;
+    } else if (d->is_int64() && d->as_int64() >= 0 && d->as_int64() <= 32) {
+      c->pow_difficulty = static_cast<uint8_t>(d->as_int64());
+    } else if (d->is_uint64() && d->as_uint64() <= 32) {
+      c->pow_difficulty = static_cast<uint8_t>(d->as_uint64());
+    } else {
+      *err = error_response(400, "invalid_field",
+                            "pow_difficulty must be an integer from 0 to 32 (bits) or \"auto\"");
       return false;
     }
   }

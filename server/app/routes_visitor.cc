@@ -133,6 +133,10 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
     if (what == "verify") return with(verify_route(room, req.body), r);
     return with(clear_route(room), r);
   }
+  if (p.size() == 4 && what == "challenge") {
+    if (m != "GET") return method_not_allowed("GET", Route::kChallenge);
+    return with(challenge_route(room), Route::kChallenge);
+  }
   if (p.size() == 4 && what == "page") {
     if (m != "GET" && m != "HEAD" && m != "PUT" && m != "DELETE") {
       return method_not_allowed("GET, HEAD, PUT, DELETE", Route::kPage);

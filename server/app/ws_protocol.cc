@@ -71,7 +71,15 @@ WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
       proof.key = std::string(k->as_string());
     if (const json::value* t = o.if_contains("userToken"); t != nullptr && t->is_string())
       proof.user_token = std::string(t->as_string());
-    r = enter(uid, proof);
+    std::optional<Api::PowSolution> pow;
+    if (const json::value* w = o.if_contains("pow"); w != nullptr && w->is_object()) {
+      const json::value* c = w->as_object().if_contains("challenge");
+      const json::value* n = w->as_object().if_contains("nonce");
+      if (c != nullptr && c->is_string() && n != nullptr && n->is_string()) {
+        pow = Api::PowSolution{std::string(c->as_string()), std::string(n->as_string())};
+      }
+    }
+    r = enter(uid, proof, pow ? &*pow : nullptr);
   } else if (*type == "CHECK_QUEUE_STATUS") {
     r = say(check(uid));
   } else if (*type == "LEAVE") {
@@ -83,10 +91,14 @@ WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
   return r;
 }
 
-WsProtocol::Reply WsProtocol::enter(const std::string& uid, const UserProof& proof) {
-  if (uint32_t retry = 0; !api_.allow_join(room_, client_, &retry)) {
-    return say(
-        error("too many joins from your address; try again in " + std::to_string(retry) + " s"));
+WsProtocol::Reply WsProtocol::enter(const std::string& uid, const UserProof& proof,
+                                    const Api::PowSolution* pow) {
+  if (auto no = api_.refuse_join(room_, client_, pow)) {
+    std::string why = std::string(no->code) + ": ";
+    why += no->status == 429 ? "too many joins from your address; try again in " +
+                                   std::to_string(no->retry_after_s) + " s"
+                             : no->message;
+    return say(error(why));
   }
   std::optional<KeyHash> key;
   if (proof.key) key = hash_key(*proof.key);

@@ -46,14 +46,15 @@ class WsProtocol {
 
   const std::string& room() const { return room_; }
   // The client's address (ApiRequest::client): ENTER is a join, held to the room's
-  // ip_joins_per_minute like one over HTTP.
+  // ip_joins_per_minute and pow_difficulty like one over HTTP (ENTER may carry
+  // "pow": {"challenge", "nonce"}).
   void set_client(std::string client) { client_ = std::move(client); }
   // The ticket this socket entered with (empty before ENTER): the transport watches it and
   // heartbeats it while the socket is open.
   const std::string& ticket() const { return ticket_; }
 
  private:
-  Reply enter(const std::string& uid, const UserProof& proof);
+  Reply enter(const std::string& uid, const UserProof& proof, const Api::PowSolution* pow);
   std::string client_;
   std::vector<std::string> entered(const Result<JoinResult>& j, const std::string& uid,
                                    const UserProof& proof);

@@ -26,6 +26,7 @@ Record sample_record() {
   RoomConfig c;
   c.capacity = 77;
   c.trust_user = true;
+  c.pow_difficulty = 20;
   r.ops.emplace_back(op::PutRoom{c});
   r.ops.emplace_back(op::DeleteRoom{});
   return r;
@@ -53,6 +54,7 @@ TEST(Records, ARecordReadsBackAsWritten) {
   EXPECT_TRUE(std::holds_alternative<op::Clear>(back->ops[7]));
   EXPECT_EQ(std::get<op::PutRoom>(back->ops[8]).config.capacity, 77u);
   EXPECT_TRUE(std::get<op::PutRoom>(back->ops[8]).config.trust_user);
+  EXPECT_EQ(std::get<op::PutRoom>(back->ops[8]).config.pow_difficulty, 20);
   EXPECT_TRUE(std::holds_alternative<op::DeleteRoom>(back->ops[9]));
 }
 

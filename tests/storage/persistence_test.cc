@@ -187,6 +187,8 @@ TEST_P(Persistence, KeysUsersAndRoomFieldsSurviveARestart) {
   std::string bound, anonymous;
   RoomConfig c = manual(2);
   c.trust_user = true;
+  c.ip_joins_per_minute = 30;
+  c.pow_difficulty = RoomConfig::kPowAuto;
   {
     auto e = open();
     ASSERT_TRUE(e->put_room("r", c).is_ok());
@@ -197,6 +199,8 @@ TEST_P(Persistence, KeysUsersAndRoomFieldsSurviveARestart) {
     auto e = open();
     ASSERT_NE(e, nullptr);
     EXPECT_TRUE(e->room_info("r")->config.trust_user);
+    EXPECT_EQ(e->room_info("r")->config.ip_joins_per_minute, 30u);
+    EXPECT_EQ(e->join_rules("r")->pow_difficulty, RoomConfig::kPowAuto);
     auto d = e->describe("r", bound);
     ASSERT_TRUE(d.is_ok());
     EXPECT_EQ(d->user, "ann");
