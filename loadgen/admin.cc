@@ -54,7 +54,16 @@ std::string create_room(const Config& cfg, const std::string& room, const std::s
                      admission + "\",\"admit_per_second\":" + std::to_string(cfg.admit_per_second) +
                      ",\"heartbeat_timeout_seconds\":" + std::to_string(cfg.heartbeat_timeout_s) +
                      ",\"allowed_ttl_seconds\":" + std::to_string(cfg.allowed_ttl_s) +
-                     ",\"session_ttl_seconds\":" + std::to_string(cfg.session_ttl_s) + "}";
+                     ",\"session_ttl_seconds\":" + std::to_string(cfg.session_ttl_s);
+  if (cfg.ip_joins_per_minute != 0) {
+    body += ",\"ip_joins_per_minute\":" + std::to_string(cfg.ip_joins_per_minute);
+  }
+  if (cfg.pow_difficulty == Config::kPowAuto) {
+    body += ",\"pow_difficulty\":\"auto\"";
+  } else if (cfg.pow_difficulty != 0) {
+    body += ",\"pow_difficulty\":" + std::to_string(cfg.pow_difficulty);
+  }
+  body += "}";
   Reply r = http_call(cfg, "PUT", "/v1/rooms/" + room, body, true);
   if (r.status == 200 || r.status == 201) return "";
   if (r.status == 0)

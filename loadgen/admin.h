@@ -19,7 +19,8 @@ struct Reply {
 Reply http_call(const Config& cfg, const std::string& method, const std::string& path,
                 const std::string& body, bool admin, const std::string& extra_headers = "");
 
-// PUT /v1/rooms/{room} with the scenario's settings. Returns "" or what went wrong.
+// PUT /v1/rooms/{room} with the scenario's settings (ip_joins_per_minute and pow_difficulty
+// only when set). Returns "" or what went wrong.
 std::string create_room(const Config& cfg, const std::string& room, const std::string& admission);
 
 // VmRSS of a process in bytes from /proc/PID/status; 0 if unreadable.

@@ -30,6 +30,8 @@ const char* scenario_name(Scenario s) {
       return "origin";
     case Scenario::kDrop:
       return "drop";
+    case Scenario::kBots:
+      return "bots";
   }
   return "unknown";
 }
@@ -143,6 +145,19 @@ void apply_scenario_defaults(Config* c) {
       c->capacity = 0;
       c->abandon = 0;
       c->stay_s = 0;
+      break;
+    case Scenario::kBots:
+      // Humans arrive at a normal pace and wait on SSE (their wait is measured to the frame);
+      // nobody gives up and nobody stays, so every human's admission is counted once.
+      c->users = 200;
+      c->arrival_rate = 10;
+      c->transport = Transport::kSse;
+      c->capacity = 0;
+      c->abandon = 0;
+      c->stay_s = 0;
+      c->ip_joins_per_minute = 5;
+      // Bots never poll their tickets: a long heartbeat keeps them in line (their best play).
+      c->heartbeat_timeout_s = 600;
       break;
   }
 }
@@ -269,6 +284,23 @@ const std::map<std::string_view, Setter>& options_with_values() {
          return "";
        }},
       {"--seed", whole_number(&Config::seed, 0, UINT64_MAX)},
+      {"--bots", whole_number(&Config::bots, 0, 250)},
+      {"--bot-connections", whole_number(&Config::bot_connections, 1, 1000)},
+      {"--bot-solve", number(&Config::bot_solve, 0, 1)},
+      {"--bot-threads", whole_number(&Config::bot_threads, 1, 64)},
+      {"--ip-joins-per-minute", whole_number(&Config::ip_joins_per_minute, 0, 1000000)},
+      {"--pow-difficulty",
+       [](std::string_view v, Config* c) -> std::string {
+         uint64_t bits = 0;
+         if (v == "auto") {
+           c->pow_difficulty = Config::kPowAuto;
+         } else if (parse_u64(v, &bits) && bits <= 32) {
+           c->pow_difficulty = static_cast<int>(bits);
+         } else {
+           return "must be a whole number of bits from 0 to 32, or auto";
+         }
+         return "";
+       }},
   };
   return kOptions;
 }
@@ -294,6 +326,10 @@ std::string parse_options(int argc, const char* const* argv, Config* c, bool* ca
     }
     if (arg == "--shuffle" || arg == "--no-shuffle") {
       c->shuffle = arg == "--shuffle";
+      continue;
+    }
+    if (arg == "--baseline" || arg == "--no-baseline") {
+      c->baseline = arg == "--baseline";
       continue;
     }
     std::string_view name = arg;
@@ -341,6 +377,22 @@ std::string check_scenario_settings(const Config& c) {
   if (c.scenario == Scenario::kDrop && c.arrival_rate != 0) {
     return "drop spreads the arrivals over the pre-queue: give --prequeue-s, not --arrival-rate";
   }
+  if (c.scenario != Scenario::kBots && (c.pow_difficulty != 0 || c.ip_joins_per_minute != 0)) {
+    return "--pow-difficulty and --ip-joins-per-minute are the bots scenario's";
+  }
+  if (c.scenario == Scenario::kBots) {
+    if (c.transport == Transport::kWs) {
+      return "bots: humans join over HTTP with their proof of work: --transport must be poll or "
+             "sse";
+    }
+    if (c.arrival_rate <= 0) {
+      return "bots: humans arrive at a normal pace: --arrival-rate must be above 0";
+    }
+    if (c.users > kMaxBotsHumans) {
+      return "bots: each human has an address of its own: --users at most " +
+             std::to_string(kMaxBotsHumans);
+    }
+  }
   return "";
 }
 
@@ -373,6 +425,18 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
     d.emplace_back("prequeue_s", fmt(prequeue_s));
     d.emplace_back("shuffle", shuffle ? "yes" : "no");
   }
+  if (scenario == Scenario::kBots) {
+    d.emplace_back("bots", std::to_string(bots));
+    d.emplace_back("bot_connections", std::to_string(bot_connections));
+    d.emplace_back("bot_solve", fmt(bot_solve));
+    d.emplace_back("bot_threads", std::to_string(bot_threads));
+    d.emplace_back("baseline", baseline ? "yes" : "no");
+  }
+  if (scenario == Scenario::kBots || ip_joins_per_minute != 0 || pow_difficulty != 0) {
+    d.emplace_back("ip_joins_per_minute", std::to_string(ip_joins_per_minute));
+    d.emplace_back("pow_difficulty",
+                   pow_difficulty == kPowAuto ? "auto" : std::to_string(pow_difficulty));
+  }
   if (scenario == Scenario::kProtect) {
     d.emplace_back("origin_capacity", std::to_string(origin_capacity));
     d.emplace_back("origin_service_ms", fmt(origin_service_ms));
@@ -389,7 +453,8 @@ std::string parse_config(int argc, const char* const* argv, Config* c) {
   *c = Config{};
   c->command = command_line(argc, argv);
   if (argc < 2)
-    return "missing scenario: one of seed-visit, surge, scheduled, protect, hold, drop, closed";
+    return "missing scenario: one of seed-visit, surge, scheduled, protect, hold, drop, bots, "
+           "closed";
   std::string_view first = argv[1];
   if (first == "--help" || first == "-h" || first == "help") {
     c->help = true;
@@ -403,7 +468,8 @@ std::string parse_config(int argc, const char* const* argv, Config* c) {
       {"hold", Scenario::kHold},
       {"closed", Scenario::kClosed},
       {"origin", Scenario::kOrigin},
-      {"drop", Scenario::kDrop}};
+      {"drop", Scenario::kDrop},
+      {"bots", Scenario::kBots}};
   auto sc = kScenarios.find(first);
   if (sc == kScenarios.end()) return "unknown scenario '" + std::string(first) + "' (see --help)";
   c->scenario = sc->second;
@@ -425,6 +491,11 @@ std::string parse_config(int argc, const char* const* argv, Config* c) {
     if (c->admit_per_second == 0) {
       c->admit_per_second = static_cast<uint32_t>(std::max<uint64_t>(1, c->users / 5));
     }
+  }
+  if (refused.empty() && c->scenario == Scenario::kBots && c->admit_per_second == 0) {
+    // A quarter above the humans' pace: alone they hardly wait, and every bot ticket takes an
+    // admission one of them could have had.
+    c->admit_per_second = static_cast<uint32_t>(std::max(1.0, std::ceil(1.25 * c->arrival_rate)));
   }
   return refused;
 }

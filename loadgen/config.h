@@ -9,7 +9,20 @@
 
 namespace anteroom::loadgen {
 
-enum class Scenario { kSeedVisit, kSurge, kScheduled, kProtect, kHold, kClosed, kOrigin, kDrop };
+enum class Scenario {
+  kSeedVisit,
+  kSurge,
+  kScheduled,
+  kProtect,
+  kHold,
+  kClosed,
+  kOrigin,
+  kDrop,
+  kBots
+};
+// bots: each human joins from an address of its own (127.1.x.y), at most this many.
+inline constexpr uint64_t kMaxBotsHumans = 60000;
+
 enum class Transport { kPoll, kSse, kWs };
 enum class UseVia { kGate, kVerify };
 
@@ -56,6 +69,18 @@ struct Config {
   // drop: a scheduled event whose pre-queue lasts this long; visitors arrive spread over it.
   double prequeue_s = 10;
   bool shuffle = true;  // the pre-queue is drawn (true) or keeps join order (false)
+
+  // bots: --bots addresses hammer joins, each over --bot-connections connections, while the
+  // --users humans (one address each) arrive at --arrival-rate.
+  uint32_t bots = 10;
+  uint32_t bot_connections = 4;
+  double bot_solve = 0.5;  // share of the bot addresses that solve the proof of work
+  int bot_threads = 1;     // the bots' process's threads (solving is CPU work)
+  bool baseline = true;    // first the humans alone, for their wait without bots
+  // The room's defences (room fields; also set in the other scenarios' rooms when given).
+  uint32_t ip_joins_per_minute = 0;  // 0: off
+  int pow_difficulty = 0;            // bits, 0: off; kPowAuto: "auto"
+  static constexpr int kPowAuto = -1;
 
   // Machinery.
   double duration_s = 0;       // closed/hold: how long; others: a limit (0: scenario default)

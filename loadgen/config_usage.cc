@@ -17,6 +17,10 @@ Scenarios (docs/loadgen.md):
   drop        a scheduled event: --users arrive over a --prequeue-s pre-queue, the line is drawn
               (or kept in join order) at the start; checks the draw and that admission
               followed it, and how the wait depends on when a visitor arrived
+  bots        --users humans arrive at --arrival-rate, one address each, while --bots addresses
+              hammer joins (some solving the proof of work, some not); the humans' share of
+              the admissions against their fair share, the bots' refusals, the humans' extra
+              wait against a baseline without bots
   closed      closed model: --connections busy keep-alive connections repeating GET --target
               path for --duration seconds (like wrk)
   origin      run only the demo origin on --origin-port (for trying things by hand)
@@ -41,6 +45,13 @@ protect:  --origin-capacity N (50)  --origin-service-ms MS (200)  --origin-port 
 hold:     --server-pid PID  --duration S (how long to hold, 5)
 drop:     --prequeue-s S (10)  --shuffle (default) | --no-shuffle
           --admit-per-second N  the event's rate after the start (default: users / 5)
+bots:     --bots N (10 addresses)  --bot-connections N (4 per address)  --bot-threads N (1)
+          --bot-solve F   share of the bot addresses that solve the proof of work (0.5); of
+                          the others, half send no proof and half a wrong nonce
+          --ip-joins-per-minute N (5)  --pow-difficulty BITS|auto (0)  the room's defences
+          --no-baseline   skip the first phase (the humans alone)
+          humans: --users (200) --arrival-rate (10) --transport sse|poll; the room admits
+          --admit-per-second (default 1.25x the arrival rate)
 closed:   --connections N (100)  --duration S (10)
 Machinery:
   --threads N      per process (default: cores)      --timeout S   per request (30)

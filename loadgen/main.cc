@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
       return run_closed(cfg);
     case Scenario::kDrop:
       return run_drop(cfg);
+    case Scenario::kBots:
+      return run_bots(cfg);
     case Scenario::kOrigin:
       return run_origin(cfg.origin_port, cfg.origin_capacity, cfg.origin_service_ms, -1);
   }

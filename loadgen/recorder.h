@@ -33,6 +33,7 @@ struct VisitorRecord {
   int64_t allowed_seen_us = 0;       // ALLOWED first read; 0: never
   int64_t last_waiting_sent_us = 0;  // the latest request sent that was answered WAITING
   int64_t change_seen_us = 0;        // hold: the pushed change arrived
+  int64_t pow_solved_us = 0;         // bots: the proof of work solved (0: none asked)
   uint64_t first_position = 0;
   uint64_t ref = 0;  // the ticket's public reference (16 hex digits), as a number; 0: none seen
   Outcome outcome = Outcome::kPending;
@@ -40,6 +41,7 @@ struct VisitorRecord {
   // The join was answered as a scheduled event's pre-queue answers: WAITING, "position": null
   // and "opens_at" (drop).
   bool joined_prequeue = false;
+  uint16_t join_refused = 0;  // the HTTP status of a join refused (429 rate_limited, ...)
 };
 
 class Recorder {

@@ -277,6 +277,10 @@ std::string run_phase(const Config& cfg, const Plan& base, const PhaseSpec& spec
   plan.processes = processes_for(cfg, spec.visitors);
   int sources = sources_for(cfg, spec.visitors);
   plan.sources = source_addresses(sources);
+  if (!spec.sources.empty()) {
+    plan.sources = spec.sources;
+    sources = static_cast<int>(spec.sources.size());
+  }
   out->processes = plan.processes;
   out->sources = sources;
 

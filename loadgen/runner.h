@@ -22,6 +22,9 @@ struct PhaseSpec {
   // Called every 100 ms in the coordinator with the summed live counters; may set
   // control.stop or control.trigger_us.
   std::function<void(Control& control, const Live& sum, int64_t now)> on_tick;
+  // The visitors' source addresses (visitor i uses sources[i % size]); empty: --sources, or
+  // as many 127.0.0.x as the sessions need.
+  std::vector<net::ip::address> sources;
 };
 
 // Sessions one process takes before the phase fans out over more (descriptors: 20,000).

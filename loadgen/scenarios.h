@@ -16,6 +16,7 @@ int run_protect(const Config& cfg);     // scenario_protect.cc
 int run_hold(const Config& cfg);        // scenario_hold.cc
 int run_closed(const Config& cfg);      // scenario_closed.cc
 int run_drop(const Config& cfg);        // scenario_drop.cc
+int run_bots(const Config& cfg);        // scenario_bots.cc
 
 // Shared by the scenarios (scenario_common.cc).
 RunResult new_result(const Config& cfg);

@@ -208,6 +208,7 @@ net::awaitable<bool> Visitor::call(Conn& c, const std::string& req, RequestKind 
     break;
   }
   int64_t done = now_us();
+  last_status_ = resp.status;
   if (resp.status != want && !(want == 201 && resp.status == 200)) {
     fail(http_error(resp.status));
     co_return false;

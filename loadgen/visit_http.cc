@@ -3,20 +3,34 @@
 #include "loadgen/visitor.h"
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <string>
+
+#include "loadgen/pow_solver.h"
 
 namespace anteroom::loadgen {
 
 net::awaitable<void> Visitor::run_http() {
-  std::string body = R"({"user":")" + user_ + "\"}";
+  std::string pow;
+  int64_t due = r_.due_us;
+  if (cfg_.pow_difficulty != 0) {
+    bool proved = co_await prove_work(&pow);
+    if (!proved) co_return;
+    due = r_.pow_solved_us;  // the join's own clock starts once it can be sent
+  }
+  std::string body = R"({"user":")" + user_ + "\"" + pow + "}";
   std::string join =
       "POST " + base_ + "/tickets HTTP/1.1" + host_ +
       "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
       "\r\n\r\n" + body;
   Message m;
   int64_t sent = 0;
-  bool ok = co_await call(conn_, join, RequestKind::kJoin, r_.due_us, 201, &m, &sent);
-  if (!ok) co_return;
+  bool ok = co_await call(conn_, join, RequestKind::kJoin, due, 201, &m, &sent);
+  if (!ok) {
+    if (last_status_ >= 400) r_.join_refused = static_cast<uint16_t>(last_status_);
+    co_return;
+  }
   joined(m, sent);
   note(m, sent);
   bool go_on = false;
@@ -26,6 +40,37 @@ net::awaitable<void> Visitor::run_http() {
     go_on = co_await wait_sse(&m);
   }
   if (go_on) co_await after_wait(m);
+}
+
+net::awaitable<bool> Visitor::prove_work(std::string* field) {
+  const std::string req = "GET " + base_ + "/challenge HTTP/1.1" + host_ + "\r\n";
+  HttpResponse resp;
+  for (;;) {
+    Fail f = co_await conn_.exchange(req, &resp);
+    if ((f || resp.status == 503) && co_await move_on(conn_)) continue;
+    if (f) {
+      fail(*f);
+      co_return false;
+    }
+    break;
+  }
+  last_status_ = resp.status;
+  if (resp.status != 200) {
+    fail(http_error(resp.status));
+    co_return false;
+  }
+  PowChallengeText c;
+  if (!parse_challenge(resp.body, &c)) {
+    fail(ErrorKind::kProtocol);
+    co_return false;
+  }
+  PowSearch search(c.challenge, c.difficulty);
+  while (!search.step(kPowStep)) {
+    co_await net::post(t_.io, net::use_awaitable);  // the thread's other visitors go on
+  }
+  r_.pow_solved_us = now_us();
+  *field = R"(,"pow":{"challenge":")" + c.challenge + R"(","nonce":")" + search.nonce() + "\"}";
+  co_return true;
 }
 
 net::awaitable<bool> Visitor::wait_poll(Message* m) {

@@ -64,6 +64,9 @@ class Visitor {
 
   // visit_http.cc
   net::awaitable<void> run_http();
+  // The room asks for proof of work (bots): GET .../challenge and solve it, yielding to the
+  // thread's other visitors between steps. `field` becomes the join body's ,"pow":{...}.
+  net::awaitable<bool> prove_work(std::string* field);
   net::awaitable<bool> wait_poll(Message* m);
   net::awaitable<bool> wait_sse(Message* m);
   net::awaitable<void> after_wait(const Message& m);
@@ -87,6 +90,7 @@ class Visitor {
   int64_t stay_us_ = 0;
   std::string user_, ticket_, token_, base_, host_;
   int64_t last_position_ = -1;
+  int last_status_ = 0;  // of the last answer call() read
   bool waiting_ = false;
   bool active_ = false;
   bool held_ = false;
