@@ -144,3 +144,51 @@ TEST_F(ConfigTest, HelpNamesEveryScenario) {
 
 }  // namespace
 }  // namespace anteroom::loadgen
+
+namespace anteroom::loadgen {
+namespace {
+
+TEST_F(ConfigTest, BotsDefaultsAndTheRoomsDefences) {
+  Config c;
+  ASSERT_EQ(parse({"bots", "--admin-key", "k"}, &c), "");
+  EXPECT_EQ(c.scenario, Scenario::kBots);
+  EXPECT_EQ(c.users, 200u);
+  EXPECT_EQ(c.bots, 10u);
+  EXPECT_EQ(c.transport, Transport::kSse);
+  EXPECT_EQ(c.ip_joins_per_minute, 5u);
+  EXPECT_EQ(c.pow_difficulty, 0);
+  EXPECT_TRUE(c.baseline);
+  EXPECT_EQ(c.admit_per_second, 13u);  // 1.25 x 10 arrivals a second, rounded up
+  ASSERT_EQ(
+      parse({"bots", "--admin-key", "k", "--pow-difficulty", "20", "--bots", "3", "--bot-solve",
+             "1", "--no-baseline", "--arrival-rate", "4", "--admit-per-second", "7"},
+            &c),
+      "");
+  EXPECT_EQ(c.pow_difficulty, 20);
+  EXPECT_EQ(c.bots, 3u);
+  EXPECT_EQ(c.bot_solve, 1.0);
+  EXPECT_FALSE(c.baseline);
+  EXPECT_EQ(c.admit_per_second, 7u);
+  ASSERT_EQ(parse({"bots", "--admin-key", "k", "--pow-difficulty", "auto"}, &c), "");
+  EXPECT_EQ(c.pow_difficulty, Config::kPowAuto);
+}
+
+TEST_F(ConfigTest, BotsBadSettingsAreRefusedClearly) {
+  Config c;
+  EXPECT_EQ(parse({"bots", "--admin-key", "k", "--pow-difficulty", "33"}, &c),
+            "--pow-difficulty '33': must be a whole number of bits from 0 to 32, or auto");
+  EXPECT_NE(parse({"bots", "--admin-key", "k", "--pow-difficulty", "-1"}, &c), "");
+  EXPECT_NE(parse({"bots", "--admin-key", "k", "--bot-solve", "1.5"}, &c), "");
+  EXPECT_NE(parse({"bots", "--admin-key", "k", "--bots", "251"}, &c), "");
+  EXPECT_NE(parse({"bots", "--admin-key", "k", "--transport", "ws"}, &c).find("poll or sse"),
+            std::string::npos);
+  EXPECT_NE(parse({"bots", "--admin-key", "k", "--users", "60001"}, &c).find("at most 60000"),
+            std::string::npos);
+  EXPECT_NE(parse({"bots", "--admin-key", "k", "--arrival-rate", "0"}, &c).find("above 0"),
+            std::string::npos);
+  EXPECT_EQ(parse({"surge", "--admin-key", "k", "--pow-difficulty", "8"}, &c),
+            "--pow-difficulty and --ip-joins-per-minute are the bots scenario's");
+}
+
+}  // namespace
+}  // namespace anteroom::loadgen
