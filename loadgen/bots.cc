@@ -236,14 +236,17 @@ void stop_when_told(BotThread& th, BotCtx& b) {
 [[noreturn]] void bots_main(const Config& cfg, const Plan& plan, BotShared& shared,
                             double max_seconds) {
   BotCtx b{cfg, plan, shared, now_us() + static_cast<int64_t>(max_seconds * 1e6)};
-  const int threads = std::max(1, cfg.bot_threads);
+  // Thread 0 hammers (the bots that do not solve: their joins cost them nothing); the solvers'
+  // connections share --bot-threads more, so solving never slows the hammering down.
+  const int threads = 1 + std::max(1, cfg.bot_threads);
   std::vector<std::unique_ptr<BotThread>> ths;
   ths.reserve(static_cast<size_t>(threads));
   for (int i = 0; i < threads; ++i) ths.push_back(std::make_unique<BotThread>());
   uint64_t n = 0;
   for (uint32_t addr = 0; addr < cfg.bots; ++addr) {
-    for (uint32_t k = 0; k < cfg.bot_connections; ++k, ++n) {
-      BotThread& th = *ths[n % ths.size()];
+    const bool solver = bot_kind(addr, cfg.bots, cfg.bot_solve) == BotKind::kSolver;
+    for (uint32_t k = 0; k < cfg.bot_connections; ++k) {
+      BotThread& th = solver ? *ths[1 + n++ % (ths.size() - 1)] : *ths[0];
       net::co_spawn(th.io, bot_loop(b, th, addr, k), net::detached);
     }
   }

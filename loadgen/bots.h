@@ -61,8 +61,9 @@ struct BotShared {
 void tally_answer(int status, std::string_view body, BotTally* t);
 
 // Forks the bots' process: cfg.bots addresses, cfg.bot_connections connections each, over
-// cfg.bot_threads threads, against plan.target's room plan.room, until shared->stop is set
-// or max_seconds have passed. The pid, or -1.
+// one thread for the bots that do not solve and cfg.bot_threads for those that do, against
+// plan.target's room plan.room, until shared->stop is set or max_seconds have passed. The pid, or
+// -1.
 pid_t start_bots(const Config& cfg, const Plan& plan, BotShared* shared, double max_seconds);
 // Sets stop and waits for the process. False if it did not exit cleanly.
 bool stop_bots(pid_t pid, BotShared* shared);

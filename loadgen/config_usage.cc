@@ -45,7 +45,8 @@ protect:  --origin-capacity N (50)  --origin-service-ms MS (200)  --origin-port 
 hold:     --server-pid PID  --duration S (how long to hold, 5)
 drop:     --prequeue-s S (10)  --shuffle (default) | --no-shuffle
           --admit-per-second N  the event's rate after the start (default: users / 5)
-bots:     --bots N (10 addresses)  --bot-connections N (4 per address)  --bot-threads N (1)
+bots:     --bots N (10 addresses)  --bot-connections N (4 per address)
+          --bot-threads N (1)  threads for the solving bots (one more for the others)
           --bot-solve F   share of the bot addresses that solve the proof of work (0.5); of
                           the others, half send no proof and half a wrong nonce
           --ip-joins-per-minute N (5)  --pow-difficulty BITS|auto (0)  the room's defences

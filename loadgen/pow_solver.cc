@@ -1,11 +1,33 @@
 #include "loadgen/pow_solver.h"
 
+#include <openssl/evp.h>
 #include <openssl/sha.h>
 
 #include <boost/json.hpp>
 #include <charconv>
 
 namespace anteroom::loadgen {
+
+namespace {
+
+// SHA-256 fetched once for the process (before any worker forks or thread starts, or at the
+// first use: a function-local static is initialised once).
+const EVP_MD* sha256_md() {
+  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  return md;
+}
+
+// SHA-256 of `n` bytes at `data` into `digest`, on a reused context.
+void sha256(EVP_MD_CTX* ctx, const char* data, size_t n, unsigned char* digest) {
+  unsigned len = 0;
+  EVP_DigestInit_ex(ctx, sha256_md(), nullptr);
+  EVP_DigestUpdate(ctx, data, n);
+  EVP_DigestFinal_ex(ctx, digest, &len);
+}
+
+}  // namespace
+
+void PowSearch::FreeCtx::operator()(evp_md_ctx_st* c) const { EVP_MD_CTX_free(c); }
 
 bool parse_challenge(std::string_view body, PowChallengeText* out) {
   boost::system::error_code ec;
@@ -59,12 +81,13 @@ unsigned pow_work_bits(std::string_view challenge, std::string_view nonce) {
   text.reserve(challenge.size() + 1 + nonce.size());
   text.append(challenge).append(1, ':').append(nonce);
   unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  unsigned len = 0;
+  EVP_Digest(text.data(), text.size(), digest, &len, sha256_md(), nullptr);
   return leading_zero_bits(digest, sizeof digest);
 }
 
 PowSearch::PowSearch(std::string_view challenge, unsigned difficulty, uint64_t start)
-    : difficulty_(difficulty), next_(start) {
+    : ctx_(EVP_MD_CTX_new()), difficulty_(difficulty), next_(start) {
   buf_.reserve(challenge.size() + 1 + 20);
   buf_.append(challenge).append(1, ':');
   prefix_ = buf_.size();
@@ -79,8 +102,7 @@ bool PowSearch::step(uint64_t max_tries) {
     const uint64_t n = next_++;
     char* end = std::to_chars(digits, digits + 20, n).ptr;
     ++hashes_;
-    SHA256(reinterpret_cast<const unsigned char*>(buf_.data()),
-           static_cast<size_t>(end - buf_.data()), digest);
+    sha256(ctx_.get(), buf_.data(), static_cast<size_t>(end - buf_.data()), digest);
     if (leading_zero_bits(digest, sizeof digest) >= difficulty_) {
       nonce_.assign(digits, end);
       found_ = true;

