@@ -164,8 +164,9 @@ void Node::on_connected() {
     if (r.is_error()) return lost(r.str);
     if (r.str != options_.secret_check) {
       const Status refused(Code::kInvalidArgument,
-                           "this cluster uses another token secret (anteroom:secret-check in "
-                           "Redis differs): every node needs the same --token-secret");
+                           "this cluster uses another token secret or token key "
+                           "(anteroom:secret-check in Redis differs): every node needs the same "
+                           "--token-secret, --token-alg and (ES256) --token-key");
       stopping_ = true;
       if (on_started_) {
         auto call = std::move(on_started_);

@@ -14,6 +14,7 @@
 #include "cluster/cluster_engine.h"
 #include "server/app/options.h"
 #include "server/app/secrets.h"
+#include "server/app/token.h"
 #include "server/transport/server.h"
 #include "storage/check_log.h"
 #include "storage/persistent_engine.h"
@@ -31,8 +32,10 @@ std::array<unsigned char, 32> derive(const std::string& secret, const char* labe
   return out;
 }
 
-anteroom::Result<std::unique_ptr<anteroom::Engine>> open_cluster_node(const anteroom::Options& o,
-                                                                      const std::string& secret) {
+// `tokens`: with ES256 its key is part of what the nodes must share, so a node with another
+// key refuses to start like one with another secret.
+anteroom::Result<std::unique_ptr<anteroom::Engine>> open_cluster_node(
+    const anteroom::Options& o, const std::string& secret, const anteroom::TokenSigner& tokens) {
   anteroom::cluster::ClusterOptions c;
   auto redis = anteroom::redis_endpoints(o.cluster);  // checked by parse_options
   c.redis_host = redis.front().first;
@@ -41,7 +44,12 @@ anteroom::Result<std::unique_ptr<anteroom::Engine>> open_cluster_node(const ante
   c.node_name = o.node_name;
   c.redis_wait = o.redis_wait;
   static const char* hex = "0123456789abcdef";
-  for (unsigned char b : derive(secret, "anteroom secret check")) {
+  // HS256: the label alone (as before ES256 existed, so running clusters keep their check).
+  const std::string check_label =
+      tokens.alg() == anteroom::TokenAlg::kES256
+          ? "anteroom secret check, ES256 key " + tokens.kid()
+          : std::string("anteroom secret check");
+  for (unsigned char b : derive(secret, check_label.c_str())) {
     c.secret_check += hex[b >> 4];
     c.secret_check += hex[b & 15];
   }
@@ -119,9 +127,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "anteroom: %s\n", secrets.status().message().c_str());
     return 1;
   }
+  bool created_key = false;
+  auto tokens = load_token_signer(o.token_alg, o.data_dir, o.token_key, o.token_key_previous,
+                                  secrets->token_secret, &created_key);
+  if (!tokens.is_ok()) {
+    std::fprintf(stderr, "anteroom: %s\n", tokens.status().message().c_str());
+    return 1;
+  }
+  if (created_key) {
+    std::fprintf(stderr, "anteroom: created the ES256 token key %s/token-key.pem (kid %s)\n",
+                 o.data_dir.c_str(), tokens->kid().c_str());
+  }
   std::unique_ptr<Engine> engine;
   if (!o.cluster.empty()) {
-    auto node = open_cluster_node(o, secrets->token_secret);
+    auto node = open_cluster_node(o, secrets->token_secret, tokens.value());
     if (!node.is_ok()) {
       std::fprintf(stderr, "anteroom: cannot join the cluster: %s\n",
                    node.status().message().c_str());
@@ -141,7 +160,8 @@ int main(int argc, char** argv) {
     engine = std::move(opened.value());
   }
 
-  Server server(o, secrets->admin_key, secrets->token_secret, std::move(engine));
+  Server server(o, secrets->admin_key, secrets->token_secret, std::move(tokens).value(),
+                std::move(engine));
   auto port = server.start();
   if (!port.is_ok()) {
     std::fprintf(stderr, "anteroom: %s\n", port.status().message().c_str());

@@ -349,6 +349,16 @@ ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string
     r.body = metrics_.render(engine_, options_.room_metrics);
     return with(r, Route::kMetrics);
   }
+  if (path == "/.well-known/jwks.json") {
+    if (!get) return method_not_allowed("GET", Route::kJwks);
+    // The public keys (ES256; none for HS256). Clients refetch on an unknown kid, and a new
+    // key comes only with a restart, which keeps the previous one here while rotating.
+    ApiResponse r;
+    r.content_type = "application/jwk-set+json";
+    r.body = tokens_.jwks();
+    r.headers.emplace_back("Cache-Control", "public, max-age=300");
+    return with(r, Route::kJwks);
+  }
   std::vector<std::string_view> parts = split_path(path);
   if (parts.size() == 2 && parts[0] == "wait") {
     if (!get) return method_not_allowed("GET", Route::kWaitPage);

@@ -59,6 +59,12 @@ Status check(const Options& o) {
     return bad("--operator-reserve must be smaller than --max-connections");
   if (o.max_streams_per_ticket == 0) return bad("--max-streams-per-ticket must be >= 1");
   if (o.stream_heartbeat_limit_s == 0) return bad("--stream-heartbeat-limit must be >= 1 s");
+  if (o.token_alg != "HS256" && o.token_alg != "ES256") {
+    return bad("--token-alg must be HS256 or ES256, not '" + o.token_alg + "'");
+  }
+  if (o.token_alg != "ES256" && (!o.token_key.empty() || !o.token_key_previous.empty())) {
+    return bad("--token-key and --token-key-previous need --token-alg ES256");
+  }
   if (!o.verify_key.empty()) {
     if (std::string why = weak_secret("--verify-key", o.verify_key, 16); !why.empty())
       return bad(why);
@@ -143,6 +149,9 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
     ("snapshot-after", po::value(&o.snapshot_after_mb)->default_value(o.snapshot_after_mb), "MiB: snapshot (compact) the log once it is larger than this and twice its last compacted size; 0 = only through POST /v1/admin/snapshot")
     ("admin-key", po::value(&o.admin_key), "Bearer key for the operator routes, at least 16 bytes; default: DATA_DIR/admin-key, created if absent and printed at start")
     ("token-secret", po::value(&o.token_secret), "HS256 secret for admission tokens, at least 32 bytes; default: DATA_DIR/token-secret, created if absent")
+    ("token-alg", po::value(&o.token_alg)->default_value(o.token_alg), "HS256 | ES256: how admission tokens are signed; ES256 publishes its public keys at /.well-known/jwks.json")
+    ("token-key", po::value(&o.token_key), "ES256: PEM file of the P-256 private key; default: DATA_DIR/token-key.pem, created if absent (mode 0600)")
+    ("token-key-previous", po::value(&o.token_key_previous), "ES256, while rotating: PEM file of the key being replaced (private or public); its tokens still verify and it stays in the JWKS")
     ("user-secret", po::value(&o.user_secret), "HS256 secret of user assertions (user_token) from the protected service; default: none accepted")
     ("verify-key", po::value(&o.verify_key), "Bearer key good for the verify route only (for the protected service), at least 16 bytes")
     ("max-connections", po::value(&o.max_connections)->default_value(o.max_connections), "open connections at most; more are answered 503 and closed")

@@ -21,6 +21,12 @@ struct Options {
   unsigned snapshot_after_mb = 64;        // --snapshot-after: compact the log past this size
   std::string admin_key;                  // --admin-key; empty: read or create DATA_DIR/admin-key
   std::string token_secret;  // --token-secret; empty: read or create DATA_DIR/token-secret
+  // --token-alg HS256|ES256: how admission tokens are signed. ES256 signs with a P-256 key:
+  // --token-key FILE (PEM), else DATA_DIR/token-key.pem, created once; its public half is
+  // served at /.well-known/jwks.json, with --token-key-previous FILE's while rotating.
+  std::string token_alg = "HS256";
+  std::string token_key;
+  std::string token_key_previous;
   // --user-secret: HS256 secret of the protected service's user assertions (user_token);
   // empty: none are accepted.
   std::string user_secret;

@@ -15,10 +15,11 @@
 namespace anteroom {
 
 struct Server::Impl {
-  Impl(Options o, std::string admin_key, std::string secret, std::unique_ptr<Engine> given)
+  Impl(Options o, std::string admin_key, const std::string& secret, TokenSigner signer,
+       std::unique_ptr<Engine> given)
       : options(std::move(o)),
         engine(given ? std::move(given) : make_sharded_engine()),
-        tokens(std::move(secret)),
+        tokens(std::move(signer)),
         api(*engine, tokens, metrics, options, std::move(admin_key), &hub),
         ctx{options, api, hub, metrics},
         contexts(make_contexts(thread_count(options))),
@@ -80,8 +81,13 @@ struct Server::Impl {
 
 Server::Server(Options options, std::string admin_key, std::string token_secret,
                std::unique_ptr<Engine> engine)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(admin_key),
-                                   std::move(token_secret), std::move(engine))) {}
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(admin_key), token_secret,
+                                   TokenSigner(token_secret), std::move(engine))) {}
+
+Server::Server(Options options, std::string admin_key, std::string token_secret,
+               TokenSigner tokens, std::unique_ptr<Engine> engine)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(admin_key), token_secret,
+                                   std::move(tokens), std::move(engine))) {}
 
 Server::~Server() {
   try {

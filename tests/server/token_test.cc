@@ -1,11 +1,19 @@
-// Admission tokens: standard HS256 JWTs; every kind of bad token is refused, by the signer
-// and over HTTP (verify route and gate).
+// Admission tokens: standard HS256 and ES256 JWTs; every kind of bad token is refused, by the
+// signer and over HTTP (verify route and gate); ES256 keys, their kid, the JWKS and rotation.
 #include "server/app/token.h"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/pem.h>
+#include <openssl/sha.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <boost/json.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 
 #include "server/app/api.h"
 #include "tests/server/harness.h"
@@ -65,7 +73,12 @@ TEST(Token, RefusesTamperedWrongKeyWrongRoomExpiredAndAlgNone) {
   EXPECT_FALSE(s.verify(tampered, "r", now, &why));
   EXPECT_EQ(why, TokenError::kBadSignature);
 
-  EXPECT_FALSE(s.verify(TokenSigner("other").sign(claims(now)), "r", now, &why));
+  // Another secret: its kid differs; under our kid (or none) its signature does not match.
+  std::string other = TokenSigner("other").sign(claims(now));
+  EXPECT_FALSE(s.verify(other, "r", now, &why));
+  EXPECT_EQ(why, TokenError::kUnknownKey);
+  std::string other_our_kid = p[0] + "." + parts(other)[1] + "." + parts(other)[2];
+  EXPECT_FALSE(s.verify(other_our_kid, "r", now, &why));
   EXPECT_EQ(why, TokenError::kBadSignature);
 
   EXPECT_FALSE(s.verify(good, "other-room", now, &why));
@@ -120,6 +133,385 @@ TEST(TokenHttp, BadTokensAre401) {
         << bad;
   }
   EXPECT_EQ(c.admin("POST", "/v1/rooms/r/verify", R"({"token":")" + good + "\"}").status, 200u);
+}
+
+// ---- ES256 ----
+
+EcKey fresh_key() {
+  auto k = EcKey::generate();
+  EXPECT_TRUE(k.is_ok()) << k.status().message();
+  return std::move(k).value();
+}
+
+boost::json::object header_of(const std::string& jwt) {
+  return boost::json::parse(*base64url_decode(parts(jwt)[0])).as_object();
+}
+
+// A JWT with the given header and claims, signed by `sign` over header.payload.
+std::string forge(const boost::json::object& header, const boost::json::object& claims,
+                  const std::function<std::string(const std::string&)>& sign) {
+  std::string input = base64url_encode(boost::json::serialize(header)) + "." +
+                      base64url_encode(boost::json::serialize(claims));
+  return input + "." + base64url_encode(sign(input));
+}
+
+// The JWK's RFC 7638 thumbprint, computed here from the JWKS alone.
+std::string thumbprint(const boost::json::object& jwk) {
+  std::string members = R"({"crv":")" + std::string(jwk.at("crv").as_string()) + R"(","kty":")" +
+                        std::string(jwk.at("kty").as_string()) + R"(","x":")" +
+                        std::string(jwk.at("x").as_string()) + R"(","y":")" +
+                        std::string(jwk.at("y").as_string()) + R"("})";
+  unsigned char d[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(members.data()), members.size(), d);
+  return base64url_encode(std::string(reinterpret_cast<char*>(d), sizeof d));
+}
+
+TEST(TokenEs256, IsAStandardJwtWithTheKeysThumbprintAsKid) {
+  EcKey key = fresh_key();
+  TokenSigner s(key);
+  EXPECT_EQ(s.alg(), TokenAlg::kES256);
+  std::string jwt = s.sign(claims(1000));
+  auto header = header_of(jwt);
+  EXPECT_EQ(header.at("alg").as_string(), "ES256");
+  EXPECT_EQ(header.at("typ").as_string(), "JWT");
+  EXPECT_EQ(header.at("kid").as_string(), key.kid());
+  EXPECT_EQ(base64url_decode(parts(jwt)[2])->size(), 64u);  // raw R || S, not DER
+  auto jwks = boost::json::parse(s.jwks()).as_object();
+  ASSERT_EQ(jwks.at("keys").as_array().size(), 1u);
+  const auto& jwk = jwks.at("keys").as_array()[0].as_object();
+  EXPECT_EQ(jwk.at("kty").as_string(), "EC");
+  EXPECT_EQ(jwk.at("crv").as_string(), "P-256");
+  EXPECT_EQ(jwk.at("alg").as_string(), "ES256");
+  EXPECT_EQ(jwk.at("kid").as_string(), thumbprint(jwk));
+  EXPECT_FALSE(jwk.contains("d"));  // never the private part
+  auto c = s.verify(jwt, "r", 1001);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->ticket, "T");
+  EXPECT_EQ(c->user, "user_1");
+  EXPECT_EQ(c->expires_at, 1060);
+}
+
+// The refusals, each for its own reason; `good` is verified first so the cache holds it.
+TEST(TokenEs256, RefusesForgedExpiredOtherRoomOtherKeyAlgNoneConfusionAndUnknownKid) {
+  EcKey key = fresh_key();
+  TokenSigner s(key);
+  const int64_t now = 5000;
+  std::string good = s.sign(claims(now));
+  ASSERT_TRUE(s.verify(good, "r", now));
+  auto p = parts(good);
+  auto header = header_of(good);
+  auto body = boost::json::parse(*base64url_decode(p[1])).as_object();
+  TokenError why{};
+  auto refused = [&](const std::string& token, TokenError want, const char* what) {
+    EXPECT_FALSE(s.verify(token, "r", now, &why)) << what;
+    EXPECT_EQ(why, want) << what;
+  };
+
+  auto other_body = body;
+  other_body["sub"] = "SOMEONE_ELSE";
+  refused(p[0] + "." + base64url_encode(boost::json::serialize(other_body)) + "." + p[2],
+          TokenError::kBadSignature, "forged claims");
+  std::string sig = *base64url_decode(p[2]);
+  sig[10] ^= 1;
+  refused(p[0] + "." + p[1] + "." + base64url_encode(sig), TokenError::kBadSignature,
+          "flipped signature bit");
+  refused(p[0] + "." + p[1] + "." + base64url_encode(std::string(64, '\0')),
+          TokenError::kBadSignature, "zero signature");
+  refused(p[0] + "." + p[1] + "." + base64url_encode(std::string(72, 'x')),
+          TokenError::kBadSignature, "signature of the wrong length");
+
+  // Expired and other room come from the cache here (good was verified above).
+  EXPECT_FALSE(s.verify(good, "r", now + 60, &why));
+  EXPECT_EQ(why, TokenError::kExpired);
+  EXPECT_FALSE(s.verify(good, "other-room", now, &why));
+  EXPECT_EQ(why, TokenError::kWrongRoom);
+
+  // Another key: its own kid is unknown; with our kid its signature fails.
+  EcKey other = fresh_key();
+  refused(TokenSigner(other).sign(claims(now)), TokenError::kUnknownKey, "other key");
+  refused(forge(header, body, [&](const std::string& in) { return other.sign(in); }),
+          TokenError::kBadSignature, "other key under our kid");
+
+  auto none = header;
+  none["alg"] = "none";
+  refused(base64url_encode(boost::json::serialize(none)) + "." + p[1] + ".",
+          TokenError::kBadAlgorithm, "alg none");
+  auto es384 = header;
+  es384["alg"] = "ES384";
+  refused(forge(es384, body, [&](const std::string& in) { return key.sign(in); }),
+          TokenError::kBadAlgorithm, "alg ES384 with our key");
+
+  // Algorithm confusion: HS256 with what an attacker knows of the public key as the secret.
+  auto hs = header;
+  hs["alg"] = "HS256";
+  const std::string jwk_text =
+      boost::json::serialize(boost::json::parse(s.jwks()).as_object().at("keys").as_array()[0]);
+  const std::string pub_pem = key.public_pem();
+  ASSERT_NE(pub_pem.find("BEGIN PUBLIC KEY"), std::string::npos);
+  for (const std::string& secret : {pub_pem, jwk_text, key.kid()}) {
+    refused(forge(hs, body, [&](const std::string& in) { return hmac_sha256(secret, in); }),
+            TokenError::kBadAlgorithm, "HS256 with the public key");
+  }
+
+  auto unknown = header;
+  unknown["kid"] = "no-such-key";
+  refused(forge(unknown, body, [&](const std::string& in) { return key.sign(in); }),
+          TokenError::kUnknownKey, "unknown kid");
+  auto no_kid = header;
+  no_kid.erase("kid");
+  refused(forge(no_kid, body, [&](const std::string& in) { return key.sign(in); }),
+          TokenError::kUnknownKey, "no kid");
+  auto number_kid = header;
+  number_kid["kid"] = 7;
+  refused(forge(number_kid, body, [&](const std::string& in) { return key.sign(in); }),
+          TokenError::kUnknownKey, "kid not a string");
+
+  // After all of that the good token still verifies.
+  EXPECT_TRUE(s.verify(good, "r", now));
+}
+
+TEST(TokenEs256, RotationAcceptsThePreviousKeyUntilItIsDropped) {
+  EcKey old_key = fresh_key();
+  EcKey new_key = fresh_key();
+  const int64_t now = 7000;
+  std::string old_token = TokenSigner(old_key).sign(claims(now));
+  // The previous key may be given by its public half only.
+  auto old_public = EcKey::from_pem(old_key.public_pem(), "old", false);
+  ASSERT_TRUE(old_public.is_ok()) << old_public.status().message();
+  EXPECT_FALSE(old_public->has_private());
+  EXPECT_EQ(old_public->kid(), old_key.kid());
+
+  TokenSigner rotating(new_key, old_public.value());
+  EXPECT_EQ(header_of(rotating.sign(claims(now))).at("kid").as_string(), new_key.kid());
+  EXPECT_TRUE(rotating.verify(old_token, "r", now));
+  EXPECT_TRUE(rotating.verify(rotating.sign(claims(now)), "r", now));
+  auto keys = boost::json::parse(rotating.jwks()).as_object().at("keys").as_array();
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_EQ(keys[0].as_object().at("kid").as_string(), new_key.kid());
+  EXPECT_EQ(keys[1].as_object().at("kid").as_string(), old_key.kid());
+
+  TokenSigner rotated(new_key);
+  TokenError why{};
+  EXPECT_FALSE(rotated.verify(old_token, "r", now, &why));
+  EXPECT_EQ(why, TokenError::kUnknownKey);
+}
+
+TEST(TokenEs256, SignsOnceForTheSameClaimsAndAgainWhenExpChanges) {
+  TokenSigner s(fresh_key());
+  TokenClaims c = claims(100);
+  std::string a = s.sign(c);
+  c.issued_at = 101;  // a later status read of the same admission
+  EXPECT_EQ(s.sign(c), a);
+  c.expires_at += 1;  // the session moved on
+  std::string b = s.sign(c);
+  EXPECT_NE(b, a);
+  EXPECT_EQ(boost::json::parse(*base64url_decode(parts(b)[1])).as_object().at("iat").as_int64(),
+            101);
+  c.room = "other";
+  EXPECT_EQ(s.verify(s.sign(c), "other", 102)->room, "other");
+  EXPECT_NE(s.sign(c), b);
+}
+
+TEST(TokenHs256, CarriesAKidAndRefusesAnotherOne) {
+  TokenSigner s("secret");
+  std::string jwt = s.sign(claims(1000));
+  auto header = header_of(jwt);
+  EXPECT_EQ(header.at("kid").as_string(), s.kid());
+  EXPECT_EQ(s.jwks(), R"({"keys":[]})");  // a shared secret is never published
+  auto body = boost::json::parse(*base64url_decode(parts(jwt)[1])).as_object();
+  auto hmac = [](const std::string& in) { return hmac_sha256("secret", in); };
+  TokenError why{};
+  auto other = header;
+  other["kid"] = "someone-else";
+  EXPECT_FALSE(s.verify(forge(other, body, hmac), "r", 1001, &why));
+  EXPECT_EQ(why, TokenError::kUnknownKey);
+  // Tokens issued before kids were written have none, and still count.
+  auto legacy = header;
+  legacy.erase("kid");
+  EXPECT_TRUE(s.verify(forge(legacy, body, hmac), "r", 1001));
+  // An ES256 token at an HS256 server: refused by algorithm.
+  EcKey key = fresh_key();
+  EXPECT_FALSE(s.verify(TokenSigner(key).sign(claims(1000)), "r", 1001, &why));
+  EXPECT_EQ(why, TokenError::kBadAlgorithm);
+}
+
+class TokenKeyFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("anteroom-token-keys-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    std::filesystem::create_directories(dir_);
+    std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(TokenKeyFiles, DataDirKeyIsCreatedOnceWithMode0600) {
+  bool created = false;
+  auto first = load_token_signer("ES256", dir_.string(), "", "", kSecret, &created);
+  ASSERT_TRUE(first.is_ok()) << first.status().message();
+  EXPECT_TRUE(created);
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ / "token-key.pem").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  auto again = load_token_signer("ES256", dir_.string(), "", "", kSecret, &created);
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_FALSE(created);
+  EXPECT_EQ(again->kid(), first->kid());
+  // What one signs the other verifies: the same key.
+  EXPECT_TRUE(again->verify(first->sign(claims(10)), "r", 11));
+}
+
+TEST_F(TokenKeyFiles, GivenKeysAndTheirErrors) {
+  EcKey key = fresh_key();
+  const std::string good = write("good.pem", key.private_pem());
+  auto s = load_token_signer("ES256", dir_.string(), good, "", kSecret);
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  EXPECT_EQ(s->kid(), key.kid());
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "token-key.pem"));  // a given key: none made
+
+  auto error_of = [&](const std::string& alg, const std::string& k, const std::string& prev) {
+    auto r = load_token_signer(alg, dir_.string(), k, prev, kSecret);
+    EXPECT_FALSE(r.is_ok()) << alg << " " << k << " " << prev;
+    return r.is_ok() ? std::string() : r.status().message();
+  };
+  EXPECT_NE(error_of("ES256", (dir_ / "missing.pem").string(), "").find("cannot read"),
+            std::string::npos);
+  EXPECT_NE(error_of("ES256", write("junk.pem", "not a key\n"), "").find("not a PEM"),
+            std::string::npos);
+  // A P-384 key: the wrong curve, named.
+  EVP_PKEY* p384 = EVP_EC_gen("P-384");
+  ASSERT_NE(p384, nullptr);
+  BIO* bio = BIO_new(BIO_s_mem());
+  PEM_write_bio_PrivateKey(bio, p384, nullptr, nullptr, 0, nullptr, nullptr);
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(bio, &data);  // NOLINT(google-runtime-int)
+  const std::string p384_path = write("p384.pem", std::string(data, static_cast<size_t>(n)));
+  BIO_free(bio);
+  EVP_PKEY_free(p384);
+  EXPECT_NE(error_of("ES256", p384_path, "").find("secp384r1"), std::string::npos);
+  EXPECT_NE(error_of("ES256", good, p384_path).find("--token-key-previous"), std::string::npos);
+  // A public key cannot sign.
+  EXPECT_NE(error_of("ES256", write("pub.pem", key.public_pem()), "").find("private"),
+            std::string::npos);
+  EXPECT_NE(error_of("ES256", good, good).find("current key itself"), std::string::npos);
+  EXPECT_NE(error_of("HS256", good, "").find("--token-alg ES256"), std::string::npos);
+  EXPECT_NE(error_of("RS256", "", "").find("HS256 or ES256"), std::string::npos);
+}
+
+// A server signing with ES256: the JWKS, and every refusal as a 401 at verify and the gate.
+class Es256Server {
+ public:
+  explicit Es256Server(TokenSigner tokens)
+      : server_(test_options(), kAdminKey, kSecret, std::move(tokens)) {
+    auto p = server_.start();
+    if (!p.is_ok()) throw std::runtime_error(p.status().message());
+    port_ = p.value();
+  }
+  ~Es256Server() { server_.stop(500); }
+  uint16_t port() const { return port_; }
+
+ private:
+  Server server_;
+  uint16_t port_ = 0;
+};
+
+TEST(TokenEs256Http, JwksAndBadTokensAre401AtVerifyAndGate) {
+  EcKey key = fresh_key();
+  Es256Server server{TokenSigner(key)};
+  HttpClient c(server.port());
+  Reply jwks = c.request("GET", "/.well-known/jwks.json");
+  EXPECT_EQ(jwks.status, 200u);
+  EXPECT_EQ(jwks.header("content-type"), "application/jwk-set+json");
+  auto keys = boost::json::parse(jwks.body).as_object().at("keys").as_array();
+  ASSERT_EQ(keys.size(), 1u);
+  EXPECT_EQ(keys[0].as_object().at("kid").as_string(), key.kid());
+  EXPECT_EQ(c.request("POST", "/.well-known/jwks.json").status, 405u);
+
+  c.admin("PUT", "/v1/rooms/r", R"({"capacity":5})");
+  c.admin("PUT", "/v1/rooms/other", R"({"capacity":5})");
+  std::string good =
+      field(c.request("POST", "/v1/rooms/r/tickets", R"({"user":"u"})").body, "token");
+  ASSERT_FALSE(good.empty());
+  EXPECT_EQ(header_of(good).at("alg").as_string(), "ES256");
+  std::string elsewhere = field(c.request("POST", "/v1/rooms/other/tickets").body, "token");
+  auto p = parts(good);
+  auto header = header_of(good);
+  auto body = boost::json::parse(*base64url_decode(p[1])).as_object();
+  auto with_key = [&](const EcKey& k) {
+    return [&k](const std::string& in) { return k.sign(in); };
+  };
+
+  auto forged_body = body;
+  forged_body["usr"] = "admin";
+  std::string forged = forge(header, forged_body, with_key(key));
+  forged = parts(forged)[0] + "." + parts(forged)[1] + "." + p[2];  // our signature, other claims
+  TokenClaims old;
+  old.ticket = field(c.request("POST", "/v1/rooms/r/tickets").body, "ticket");
+  old.room = "r";
+  old.issued_at = unix_now_s() - 100;
+  old.expires_at = unix_now_s() - 10;
+  std::string expired = TokenSigner(key).sign(old);
+  EcKey other = fresh_key();
+  std::string other_key = forge(header, body, with_key(other));
+  std::string other_signer = TokenSigner(other).sign(old);
+  auto none_header = header;
+  none_header["alg"] = "none";
+  std::string none = base64url_encode(boost::json::serialize(none_header)) + "." + p[1] + ".";
+  auto hs_header = header;
+  hs_header["alg"] = "HS256";
+  const std::string pub = key.public_pem();
+  std::string confusion =
+      forge(hs_header, body, [&](const std::string& in) { return hmac_sha256(pub, in); });
+  auto unknown_header = header;
+  unknown_header["kid"] = other.kid();
+  std::string unknown_kid = forge(unknown_header, body, with_key(key));
+
+  for (const std::string& bad :
+       {forged, expired, elsewhere, other_key, other_signer, none, confusion, unknown_kid}) {
+    Reply v = c.admin("POST", "/v1/rooms/r/verify", R"({"token":")" + bad + "\"}");
+    EXPECT_EQ(v.status, 401u) << bad;
+    EXPECT_EQ(c.request("GET", "/v1/gate/r", "", {{"Cookie", "anteroom_r=" + bad}}).status, 401u)
+        << bad;
+  }
+  Reply ok = c.admin("POST", "/v1/rooms/r/verify", R"({"token":")" + good + "\"}");
+  EXPECT_EQ(ok.status, 200u);
+  std::string fresh = field(ok.body, "token");
+  EXPECT_EQ(header_of(fresh).at("kid").as_string(), key.kid());
+  Reply gate = c.request("GET", "/v1/gate/r", "", {{"Cookie", "anteroom_r=" + fresh}});
+  EXPECT_EQ(gate.status, 204u);
+}
+
+// A token signed with the previous key counts while --token-key-previous names it, and is
+// 401 once it does not.
+TEST(TokenEs256Http, PreviousKeyAcceptedWhileRotating) {
+  EcKey old_key = fresh_key();
+  EcKey new_key = fresh_key();
+  for (bool rotating : {true, false}) {
+    Es256Server server{rotating ? TokenSigner(new_key, old_key) : TokenSigner(new_key)};
+    HttpClient c(server.port());
+    c.admin("PUT", "/v1/rooms/r", R"({"capacity":5})");
+    TokenClaims t;
+    t.ticket = field(c.request("POST", "/v1/rooms/r/tickets").body, "ticket");
+    t.room = "r";
+    t.issued_at = unix_now_s();
+    t.expires_at = unix_now_s() + 60;
+    std::string old_token = TokenSigner(old_key).sign(t);
+    auto keys = boost::json::parse(c.request("GET", "/.well-known/jwks.json").body)
+                    .as_object()
+                    .at("keys")
+                    .as_array();
+    EXPECT_EQ(keys.size(), rotating ? 2u : 1u);
+    EXPECT_EQ(c.admin("POST", "/v1/rooms/r/verify", R"({"token":")" + old_token + "\"}").status,
+              rotating ? 200u : 401u);
+  }
 }
 
 }  // namespace
