@@ -1,6 +1,12 @@
 // Bad and slow clients get their documented answer, and the server keeps serving others.
-#include <thread>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <thread>
+#include <vector>
+
+#include "server/app/options.h"
 #include "tests/server/harness.h"
 
 namespace anteroom::testing {
@@ -130,6 +136,48 @@ TEST(Robustness, SlowConsumerIsDroppedNotBuffered) {
            std::string::npos;
   }));
   EXPECT_EQ(c.request("GET", "/healthz").status, 200u);  // and everyone else is still served
+}
+
+// Found by fuzz/options_fuzz.cc: a flag or a value holding one of Boost.Program_options'
+// message placeholders made its error message loop for ever, growing. Each case runs in a
+// child process, so a regression fails here (after 10 s) instead of hanging the suite.
+TEST(Robustness, FlagsHoldingMessagePlaceholdersAreRefusedNotLoopedOn) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"anteroom", "--x%canonical_option%"},
+      {"anteroom", "--threads", "%value%"},
+      {"anteroom", "--threads=1%original_token%"},
+      {"anteroom", "--threads", "abc"},  // the ordinary message still names the flag
+  };
+  for (const auto& args : cases) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::vector<std::string> copy = args;
+      std::vector<char*> argv;
+      for (std::string& a : copy) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      std::string exit_now;
+      auto r = parse_options(static_cast<int>(copy.size()), argv.data(), &exit_now);
+      const bool names_threads = args[1].find("threads") != std::string::npos;
+      const bool refused =
+          !r.is_ok() && r.code() == Code::kInvalidArgument &&
+          (r.status().message().find("threads") != std::string::npos) == names_threads;
+      _exit(refused ? 0 : 1);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    int status = 0;
+    pid_t done = 0;
+    while ((done = waitpid(pid, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a bounded wait
+    }
+    if (done == 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+    EXPECT_NE(done, 0) << args[1] << ": parse_options did not return within 10 s";
+    EXPECT_TRUE(done != 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << args[1];
+  }
 }
 
 }  // namespace
