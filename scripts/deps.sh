@@ -8,7 +8,7 @@ ANTEROOM_PACKAGES=(
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libconcurrentqueue-dev libbenchmark-dev googletest libgtest-dev libssl-dev
   libhiredis-dev redis-server redis-tools
-  clang-format clang-tidy
+  clang-format clang-tidy clang-14 libclang-rt-14-dev
   nginx-light curl python3 chromium
 )
 
