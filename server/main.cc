@@ -45,10 +45,9 @@ anteroom::Result<std::unique_ptr<anteroom::Engine>> open_cluster_node(
   c.redis_wait = o.redis_wait;
   static const char* hex = "0123456789abcdef";
   // HS256: the label alone (as before ES256 existed, so running clusters keep their check).
-  const std::string check_label =
-      tokens.alg() == anteroom::TokenAlg::kES256
-          ? "anteroom secret check, ES256 key " + tokens.kid()
-          : std::string("anteroom secret check");
+  const std::string check_label = tokens.alg() == anteroom::TokenAlg::kES256
+                                      ? "anteroom secret check, ES256 key " + tokens.kid()
+                                      : std::string("anteroom secret check");
   for (unsigned char b : derive(secret, check_label.c_str())) {
     c.secret_check += hex[b >> 4];
     c.secret_check += hex[b & 15];
@@ -169,6 +168,10 @@ int main(int argc, char** argv) {
   }
   std::printf("anteroom listening on http://%s:%u\n", o.host().c_str(),
               static_cast<unsigned>(port.value()));
+  if (!o.admin_listen.empty()) {
+    std::printf("operator routes on http://%s:%u\n", o.admin_host().c_str(),
+                static_cast<unsigned>(server.admin_port()));
+  }
   if (o.admin_key.empty()) std::printf("admin key: %s\n", secrets->admin_key.c_str());
   if (!o.demo_room.empty()) {
     std::printf("demo room: open http://%s:%u/wait/%s in a browser\n", o.host().c_str(),

@@ -304,8 +304,32 @@ ApiResponse Api::handle(const ApiRequest& req) const {
     query = path.substr(q + 1);
     path = path.substr(0, q);
   }
+  if (!options_.admin_listen.empty() && !both_listeners(path) &&
+      operator_route(req.method, path) != req.operator_listener) {
+    ApiResponse r = error_response(404, "not_found", "no such route");
+    r.route = Route::kNotFound;
+    return r;
+  }
   ApiResponse res = route(req, path, query);
   return res;
+}
+
+bool Api::both_listeners(std::string_view path) {
+  return path == "/healthz" || path == "/readyz" || path.ends_with("/verify");
+}
+
+bool Api::operator_route(std::string_view method, std::string_view path) {
+  if (path == "/metrics" || path.starts_with("/v1/admin/") || path == "/v1/cluster" ||
+      path == "/v1/rooms" || path == "/v1/rooms/") {
+    return true;
+  }
+  if (!path.starts_with("/v1/rooms/")) return false;
+  const std::vector<std::string_view> p = split_path(path);  // v1 rooms {room} ...
+  if (p.size() == 3) return true;                            // the room itself
+  if (p.size() != 4) return false;
+  if (p[3] == "admit" || p[3] == "clear") return true;
+  // An event or page is read by visitors, written by operators.
+  return (p[3] == "event" || p[3] == "page") && method != "GET" && method != "HEAD";
 }
 
 namespace {

@@ -47,6 +47,9 @@ struct ApiRequest {
   // The server is down to its operator reserve: answer only health, readiness, metrics, the
   // gate, verify and requests carrying the admin key; everything else gets 503 overloaded.
   bool reserve_only = false;
+  // Came in on --admin-listen: with one configured, operator routes are answered there only
+  // and visitor routes everywhere else (Api::operator_route).
+  bool operator_listener = false;
 };
 
 struct ApiResponse;
@@ -122,10 +125,17 @@ class Api {
                    const JoinResult& r) const;
   // The Set-Cookie value carrying a fresh admission token for an ALLOWED/ACTIVE ticket.
   std::string admission_cookie(std::string_view room, const TicketView& v) const;
+  // The Set-Cookie value of a bound ticket's key (anteroom_{room}_key), as long-lived as the
+  // admission cookie.
+  std::string key_cookie(std::string_view room, std::string_view key, const TicketView& v) const;
+  // "; Secure" when --public-url is https, else "".
+  const char* secure_attribute() const;
   // Verifies a token and activates its ticket (verify route and gate); `then` gets the
   // ticket, or why the token is no good.
+  // A ticket bound to a key (key_sha256 at join) counts only with that key: one of `keys`
+  // (the gate's key cookies, verify's "key") must hash to it, else kKeyRequired's refusal.
   void use_token(std::string_view room, std::string_view token,
-                 Engine::Then<TicketDetail> then) const;
+                 const std::vector<std::string>& keys, Engine::Then<TicketDetail> then) const;
 
   Engine& engine() const { return engine_; }
   // Whether one more stream may watch this ticket (--max-streams-per-ticket).
@@ -148,8 +158,8 @@ class Api {
   ApiResponse ws_route(std::string_view room) const;
   ApiResponse gate_route(std::string_view room, std::string_view cookie) const;
   // The gate's next cookie of `tokens` (from `index` on), answered through `respond`.
-  void gate_try(const std::string& room, std::vector<std::string> tokens, size_t index,
-                const Respond& respond) const;
+  void gate_try(const std::string& room, std::vector<std::string> tokens,
+                std::vector<std::string> keys, size_t index, const Respond& respond) const;
   // GET a ticket (status or events): answers, or waits until this copy of the room has
   // caught up if the ticket may be one it has not seen yet (a cluster node), then answers.
   ApiResponse ticket_read(std::string_view room, std::string_view ticket, bool events) const;
@@ -161,7 +171,8 @@ class Api {
   std::shared_ptr<const std::string> draw_body(std::string_view room, const DrawInfo& d) const;
   ApiResponse page_route(const ApiRequest& req, std::string_view room) const;  // page_routes.cc
   ApiResponse challenge_route(std::string_view room) const;                    // join.cc
-  ApiResponse cookie_route(std::string_view room, std::string_view ticket) const;
+  ApiResponse cookie_route(std::string_view room, std::string_view ticket,
+                           std::string_view body) const;
   // Operator routes (routes_operator.cc).
   ApiResponse list_rooms() const;
   ApiResponse room_route(const ApiRequest& req, std::string_view room) const;
@@ -173,6 +184,10 @@ class Api {
   ApiResponse probe_route(bool ready_probe) const;
   bool authorized(std::string_view header) const;  // the admin key
   bool may_verify(std::string_view header) const;  // the admin key or --verify-key
+  // Whether a request is for an operator route, which --admin-listen moves to its own
+  // listener; probes and verify are served on both.
+  static bool operator_route(std::string_view method, std::string_view path);
+  static bool both_listeners(std::string_view path);
   // What the operator reserve still serves (see ApiRequest::reserve_only).
   bool reserved_for(const ApiRequest& req) const;
   ApiResponse unauthorized() const;

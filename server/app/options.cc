@@ -14,6 +14,10 @@ namespace anteroom {
 namespace po = boost::program_options;
 
 std::string Options::host() const { return listen.substr(0, listen.rfind(':')); }
+std::string Options::admin_host() const { return admin_listen.substr(0, admin_listen.rfind(':')); }
+uint16_t Options::admin_port() const {
+  return static_cast<uint16_t>(std::stoul(admin_listen.substr(admin_listen.rfind(':') + 1)));
+}
 
 uint16_t Options::port() const {
   return static_cast<uint16_t>(std::stoul(listen.substr(listen.rfind(':') + 1)));
@@ -35,16 +39,31 @@ bool valid_cidr(const std::string& cidr) {
   return std::stoi(bits) <= (v6 ? 128 : 32);
 }
 
-Status check(const Options& o) {
-  auto bad = [](const std::string& m) { return Status(Code::kInvalidArgument, m); };
-  size_t colon = o.listen.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == o.listen.size()) {
-    return bad("--listen must be HOST:PORT, e.g. 127.0.0.1:8080");
+// HOST:PORT with a port of 0-65535; else why not, naming `flag`.
+std::string check_endpoint(const char* flag, const std::string& value) {
+  const size_t colon = value.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == value.size()) {
+    return std::string(flag) + " must be HOST:PORT, e.g. 127.0.0.1:8080";
   }
-  const std::string port = o.listen.substr(colon + 1);
+  const std::string port = value.substr(colon + 1);
   if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
       std::stoul(port) > 65535) {
-    return bad("--listen port must be 0-65535");
+    return std::string(flag) + " port must be 0-65535";
+  }
+  return "";
+}
+
+Status check(const Options& o) {
+  auto bad = [](const std::string& m) { return Status(Code::kInvalidArgument, m); };
+  if (std::string why = check_endpoint("--listen", o.listen); !why.empty()) return bad(why);
+  if (!o.admin_listen.empty()) {
+    if (std::string why = check_endpoint("--admin-listen", o.admin_listen); !why.empty())
+      return bad(why);
+    if (o.admin_listen == o.listen) return bad("--admin-listen must differ from --listen");
+  }
+  if (!o.public_url.empty() && !o.public_url.starts_with("https://") &&
+      !o.public_url.starts_with("http://")) {
+    return bad("--public-url must start with https:// or http://");
   }
   if (o.appendfsync != "always" && o.appendfsync != "everysec" && o.appendfsync != "no") {
     return bad("--appendfsync must be always, everysec or no");
@@ -157,6 +176,8 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
   d.add_options()
     ("help,h", "print this and exit")
     ("listen", po::value(&o.listen)->default_value(o.listen), "HOST:PORT to listen on; port 0 picks a free port and prints it")
+    ("admin-listen", po::value(&o.admin_listen), "HOST:PORT of a listener of its own for the operator routes (rooms, admit, clear, events and pages written, snapshot, cluster, metrics); --listen then answers them 404")
+    ("public-url", po::value(&o.public_url), "the URL visitors reach anteroom at (https://queue.example.com); https marks the cookies Secure")
     ("threads", po::value(&o.threads)->default_value(o.threads), "I/O threads; 0 = one per core")
     ("data-dir", po::value(&o.data_dir)->default_value(o.data_dir), "directory for the token secret, the admin key and the log")
     ("appendfsync", po::value(&o.appendfsync)->default_value(o.appendfsync), "always | everysec | no: when the log is synced to disk")

@@ -14,12 +14,18 @@ namespace anteroom {
 
 struct Options {
   std::string listen = "127.0.0.1:8080";  // --listen HOST:PORT (port 0: any free port)
-  unsigned threads = 0;                   // --threads; 0 = one per core
-  std::string data_dir = "./data";        // --data-dir: secrets (and, later, the log)
-  std::string appendfsync = "everysec";   // --appendfsync always|everysec|no
-  bool persistence = true;                // --no-persistence turns it off
-  unsigned snapshot_after_mb = 64;        // --snapshot-after: compact the log past this size
-  std::string admin_key;                  // --admin-key; empty: read or create DATA_DIR/admin-key
+  // --admin-listen HOST:PORT: the operator routes (docs/api.md) are served here only, and
+  // the --listen address answers them 404; empty: every route on --listen.
+  std::string admin_listen;
+  // --public-url: where visitors reach anteroom (https://queue.example.com); an https URL
+  // marks the cookies Secure.
+  std::string public_url;
+  unsigned threads = 0;                  // --threads; 0 = one per core
+  std::string data_dir = "./data";       // --data-dir: secrets (and, later, the log)
+  std::string appendfsync = "everysec";  // --appendfsync always|everysec|no
+  bool persistence = true;               // --no-persistence turns it off
+  unsigned snapshot_after_mb = 64;       // --snapshot-after: compact the log past this size
+  std::string admin_key;                 // --admin-key; empty: read or create DATA_DIR/admin-key
   std::string token_secret;  // --token-secret; empty: read or create DATA_DIR/token-secret
   // --token-alg HS256|ES256: how admission tokens are signed. ES256 signs with a P-256 key:
   // --token-key FILE (PEM), else DATA_DIR/token-key.pem, created once; its public half is
@@ -71,6 +77,8 @@ struct Options {
 
   std::string host() const;
   uint16_t port() const;
+  std::string admin_host() const;  // of admin_listen
+  uint16_t admin_port() const;
 };
 
 // Parses argv (and the environment). Sets *exit_now with the text to print for --help or

@@ -11,9 +11,9 @@ namespace {
 
 // The strings of the page an operator may replace (wait_page.cc's kEnglish keys).
 constexpr const char* kTextKeys[] = {
-    "title",  "position", "ahead",       "eta",       "keep",     "admitted",  "ended",
-    "retry",  "joining",  "offline",     "unknown",   "prequeue", "startsIn",  "inDraw",
-    "paused", "closed",   "closedTitle", "checkDraw", "notify",   "turnTitle", "ref"};
+    "title",       "position",  "ahead",   "eta",       "keep",     "admitted", "ended",  "retry",
+    "joining",     "offline",   "unknown", "prequeue",  "startsIn", "inDraw",   "paused", "closed",
+    "closedTitle", "checkDraw", "notify",  "turnTitle", "ref",      "solving"};
 constexpr const char* kColorKeys[] = {"background", "card", "text", "accent"};
 constexpr const char* kFields[] = {"title", "message", "logo_url", "colors", "texts", "template"};
 

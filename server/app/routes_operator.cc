@@ -88,11 +88,16 @@ ApiResponse Api::verify_route(std::string_view room, std::string_view body) cons
   auto o = parse_object(body, &err, false);
   if (!o) return err;
   const json::value* t = o->if_contains("token");
-  if (t == nullptr || !t->is_string()) {
-    return error_response(400, "invalid_field", "the body must be {\"token\": \"...\"}");
+  const json::value* k = o->if_contains("key");
+  if (t == nullptr || !t->is_string() || (k != nullptr && !k->is_string())) {
+    return error_response(400, "invalid_field",
+                          "the body must be {\"token\": \"...\"} or {\"token\": \"...\", "
+                          "\"key\": \"...\"} (the key of a bound admission)");
   }
+  std::vector<std::string> keys;
+  if (k != nullptr) keys.emplace_back(k->as_string());
   return answer_when([&](const Respond& respond) {
-    use_token(room, t->as_string(),
+    use_token(room, t->as_string(), keys,
               [this, room = std::string(room), respond](const Result<TicketDetail>& d) {
                 if (!d.is_ok()) {
                   return respond(error_response(401, "invalid_token", d.status().message()));

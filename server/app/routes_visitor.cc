@@ -7,11 +7,45 @@
 namespace anteroom {
 namespace json = boost::json;
 
+namespace {
+
+// The values of every `name` cookie (at most 8) in a Cookie header.
+std::vector<std::string> cookie_values(std::string_view cookies, std::string_view name) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < cookies.size() && out.size() < 8;) {
+    while (i < cookies.size() && (cookies[i] == ' ' || cookies[i] == ';')) ++i;
+    size_t end = cookies.find(';', i);
+    if (end == std::string_view::npos) end = cookies.size();
+    std::string_view pair = cookies.substr(i, end - i);
+    i = end;
+    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=') {
+      out.emplace_back(pair.substr(name.size() + 1));
+    }
+  }
+  return out;
+}
+
+bool any_key_hashes_to(const std::vector<std::string>& keys, const KeyHash& want) {
+  bool found = false;
+  for (const std::string& k : keys) found |= same_hash(hash_key(k), want);  // no early exit
+  return found;
+}
+
+}  // namespace
+
 void Api::use_token(std::string_view room, std::string_view token,
-                    Engine::Then<TicketDetail> then) const {
+                    const std::vector<std::string>& keys, Engine::Then<TicketDetail> then) const {
   TokenError why = TokenError::kMalformed;
   auto claims = tokens_.verify(token, room, now_ms() / 1000, &why);
   if (!claims) return then(Status(Code::kInvalidArgument, token_error_text(why)));
+  // Bound admissions (SPEC section 9): checked before the ticket is touched, so a copied
+  // token used without its key changes nothing.
+  if (auto d = engine_.describe(room, claims->ticket);
+      d.is_ok() && d->key_hash && !any_key_hashes_to(keys, *d->key_hash)) {
+    return then(Status(Code::kInvalidArgument,
+                       keys.empty() ? "the admission is bound to a key the request does not carry"
+                                    : "the admission is bound to another key"));
+  }
   engine_.activate_async(room, claims->ticket, [then = std::move(then)](Result<TicketDetail> d) {
     if (!d.is_ok()) {
       return then(Status(Code::kInvalidArgument,
@@ -22,53 +56,76 @@ void Api::use_token(std::string_view room, std::string_view token,
 }
 
 ApiResponse Api::gate_route(std::string_view room, std::string_view cookies) const {
-  const std::string name = "anteroom_" + std::string(room) + "=";
-  std::vector<std::string> tokens;
-  for (size_t i = 0; i < cookies.size() && tokens.size() < 8;) {
-    while (i < cookies.size() && (cookies[i] == ' ' || cookies[i] == ';')) ++i;
-    size_t end = cookies.find(';', i);
-    if (end == std::string_view::npos) end = cookies.size();
-    std::string_view pair = cookies.substr(i, end - i);
-    i = end;
-    if (pair.starts_with(name)) tokens.emplace_back(pair.substr(name.size()));
-  }
-  return answer_when(
-      [&](const Respond& respond) { gate_try(std::string(room), std::move(tokens), 0, respond); });
+  const std::string name = "anteroom_" + std::string(room);
+  std::vector<std::string> tokens = cookie_values(cookies, name);
+  std::vector<std::string> keys = cookie_values(cookies, name + "_key");
+  return answer_when([&](const Respond& respond) {
+    gate_try(std::string(room), std::move(tokens), std::move(keys), 0, respond);
+  });
 }
 
 // Tries the cookies one after another: the first token that still admits wins.
-void Api::gate_try(const std::string& room, std::vector<std::string> tokens, size_t index,
-                   const Respond& respond) const {
+void Api::gate_try(const std::string& room, std::vector<std::string> tokens,
+                   std::vector<std::string> keys, size_t index, const Respond& respond) const {
   if (index == tokens.size()) {
     return respond(
         error_response(401, "no_admission", "no valid admission for room '" + room + "'"));
   }
   const std::string token = tokens[index];
-  use_token(
-      room, token,
-      [this, room, tokens = std::move(tokens), index, respond](const Result<TicketDetail>& used) {
-        if (!used.is_ok()) return gate_try(room, tokens, index + 1, respond);
-        // The session goes on: a fresh token, valid to the new idle deadline, replaces
-        // the cookie, so the visitor is never locked out while using the service.
-        ApiResponse res;
-        res.status = 204;
-        res.headers.emplace_back("Set-Cookie", admission_cookie(room, used->ticket));
-        respond(std::move(res));
-      });
+  use_token(room, token, keys,
+            [this, room, tokens = std::move(tokens), keys, index,
+             respond](const Result<TicketDetail>& used) {
+              if (!used.is_ok()) return gate_try(room, tokens, keys, index + 1, respond);
+              // The session goes on: a fresh token, valid to the new idle deadline, replaces
+              // the cookie, so the visitor is never locked out while using the service.
+              ApiResponse res;
+              res.status = 204;
+              res.headers.emplace_back("Set-Cookie", admission_cookie(room, used->ticket));
+              respond(std::move(res));
+            });
 }
 
 // The admission cookie, set by the server (HttpOnly): the waiting page asks for it once
 // admitted, so a stale cookie of an earlier admission is always replaced. Holding the
-// ticket id is the credential, as for status.
-ApiResponse Api::cookie_route(std::string_view room, std::string_view ticket) const {
+// ticket id is the credential, as for status; a bound ticket also needs its key (body
+// {"key": k}), which goes into the key cookie the gate reads, HttpOnly too.
+ApiResponse Api::cookie_route(std::string_view room, std::string_view ticket,
+                              std::string_view body) const {
+  ApiResponse err;
+  auto o = parse_object(body, &err, true);
+  if (!o) return err;
+  std::vector<std::string> keys;
+  if (const json::value* k = o->if_contains("key")) {
+    // The key goes into a cookie: only characters a cookie value holds as they are.
+    const auto cookie_safe = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.' ||
+             c == '~';
+    };
+    if (!k->is_string() || k->as_string().empty() || k->as_string().size() > 256 ||
+        !std::all_of(k->as_string().begin(), k->as_string().end(), cookie_safe) || o->size() != 1) {
+      return error_response(400, "invalid_field",
+                            "the body must be {} or {\"key\": \"...\"} (1-256 of A-Z a-z "
+                            "0-9 - _ . ~)");
+    }
+    keys.emplace_back(k->as_string());
+  } else if (!o->empty()) {
+    return error_response(400, "invalid_field", "the body must be {} or {\"key\": \"...\"}");
+  }
   auto v = engine_.peek(room, ticket);
   if (!v.is_ok()) return engine_error(v.status());
   if (!holds_slot(v->state)) {
     return error_response(409, "wrong_state", "the ticket is not admitted");
   }
+  auto d = engine_.describe(room, ticket);
+  if (!d.is_ok()) return engine_error(d.status());
+  if (d->key_hash && !any_key_hashes_to(keys, *d->key_hash)) {
+    return error_response(401, "key_required", "the ticket is bound to a key: send it");
+  }
   ApiResponse res;
   res.status = 204;
   res.headers.emplace_back("Set-Cookie", admission_cookie(room, v.value()));
+  if (!keys.empty() && d->key_hash)
+    res.headers.emplace_back("Set-Cookie", key_cookie(room, keys[0], v.value()));
   res.headers.emplace_back("Cache-Control", "no-store");
   return res;
 }
@@ -78,7 +135,24 @@ std::string Api::admission_cookie(std::string_view room, const TicketView& v) co
   const int64_t max_age =
       std::max<int64_t>(1, (v.valid_until_ms - engine_.clock().now_ms() + 999) / 1000);
   return "anteroom_" + std::string(room) + "=" + token_for(room, v) +
-         "; Path=/; Max-Age=" + std::to_string(max_age) + "; SameSite=Lax; HttpOnly";
+         "; Path=/; Max-Age=" + std::to_string(max_age) + "; SameSite=Lax; HttpOnly" +
+         secure_attribute();
+}
+
+std::string Api::key_cookie(std::string_view room, std::string_view key,
+                            const TicketView& v) const {
+  // The session is refreshed at the gate, which renews the admission cookie but not this
+  // one: it lives as long as a session may (the room's session TTL) past now, at least.
+  auto info = engine_.room_info(room);
+  const int64_t session_s = info.is_ok() ? info->config.session_ttl_seconds : 900;
+  const int64_t left_s = (v.valid_until_ms - engine_.clock().now_ms() + 999) / 1000;
+  return "anteroom_" + std::string(room) + "_key=" + std::string(key) +
+         "; Path=/; Max-Age=" + std::to_string(std::max<int64_t>(left_s, 0) + session_s * 4) +
+         "; SameSite=Lax; HttpOnly" + secure_attribute();
+}
+
+const char* Api::secure_attribute() const {
+  return options_.public_url.starts_with("https://") ? "; Secure" : "";
 }
 
 namespace {
@@ -176,7 +250,7 @@ ApiResponse Api::ticket_route(const ApiRequest& req, std::string_view room,
   const std::string_view ticket = p[4];
   if (p.size() == 6 && p[5] == "cookie") {
     if (m != "POST") return method_not_allowed("POST", Route::kCookie);
-    return with(cookie_route(room, ticket), Route::kCookie);
+    return with(cookie_route(room, ticket, req.body), Route::kCookie);
   }
   if (p.size() == 6) {
     if (p[5] != "events") return with(not_found(), Route::kNotFound);

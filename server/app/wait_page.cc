@@ -1,6 +1,10 @@
 #include "server/app/wait_page.h"
 
+#include <openssl/rand.h>
+
 #include <boost/json.hpp>
+
+#include "server/app/token.h"
 
 namespace anteroom {
 namespace {
@@ -30,7 +34,8 @@ h1{font-size:1.3rem;margin:0 0 1rem}
 @media (max-width:30rem){main{margin:6vh .75rem}}
 body[data-phase=closed] .row,body[data-phase=closed] .bar,body[data-phase=closed] .big,body[data-phase=closed] #label,
 body[data-phase=prequeue] .row,body[data-phase=prequeue] .bar,body[data-phase=prequeue] .big,body[data-phase=prequeue] #label,
-body[data-phase=draw] .row{display:none}
+body[data-phase=draw] .row,
+body[data-phase=solving] .row,body[data-phase=solving] .big,body[data-phase=solving] #label{display:none}
 body[data-phase=prequeue] #countdown{font-size:2rem;font-weight:700;color:#1d2433}
 button{margin-top:1rem;padding:.6rem 1.2rem;border:0;border-radius:8px;background:var(--accent);color:#fff;font-size:1rem}
 </style><main>
@@ -49,7 +54,7 @@ button{margin-top:1rem;padding:.6rem 1.2rem;border:0;border-radius:8px;backgroun
 <button id="retry" hidden></button>
 <p class="note" id="ref"></p>
 </main>
-<script>
+<script nonce="%NONCE%">
 const ROOM = "%ROOM%", RETURN_TO = %RETURN%, T = %STRINGS%;
 const $ = (id) => document.getElementById(id);
 const key = (k) => "anteroom:" + ROOM + ":" + k;
@@ -168,8 +173,10 @@ function show(s) {
       return;
     }
     $("message").textContent = T.admitted;
-    // The server sets the admission cookie (HttpOnly), replacing any stale one.
-    fetch("/v1/rooms/" + ROOM + "/tickets/" + s.ticket + "/cookie", {method: "POST"})
+    // The server sets the admission cookie and, the ticket being bound to this browser's
+    // key, the key cookie the gate asks for (both HttpOnly), replacing any stale ones.
+    fetch("/v1/rooms/" + ROOM + "/tickets/" + s.ticket + "/cookie", {method: "POST",
+      headers: {"Content-Type": "application/json"}, body: JSON.stringify({key: secret})})
       .finally(() => setTimeout(() => location.replace(RETURN_TO), 300));
     return;
   }
@@ -214,14 +221,65 @@ function listen(ticket) {
   reopen = setTimeout(() => { stop(); listen(ticket); }, 20 * 60 * 1000);
   source.onerror = () => { if (source) { source.close(); source = null; } if (!done) poll(ticket); };
 }
+// Proof of work (the room asks for it with 403 pow_required): SHA-256 of challenge ":" nonce
+// must start with `difficulty` zero bits. Solved in a Web Worker with WebCrypto, a batch of
+// digests at a time, so the page stays responsive; the bar shows the chance it is done by now.
+const POW_WORKER = `onmessage = async (e) => {
+  const {challenge, difficulty} = e.data, enc = new TextEncoder(), tries = 2 ** difficulty;
+  const zeros = (d) => { let n = 0; for (const b of d) { if (b) return n + Math.clz32(b) - 24; n += 8; } return n; };
+  for (let base = 0; ; base += 256) {
+    const batch = [];
+    for (let i = 0; i < 256; i++) batch.push(crypto.subtle.digest("SHA-256", enc.encode(challenge + ":" + (base + i))));
+    const digests = await Promise.all(batch);
+    for (let i = 0; i < 256; i++) {
+      if (zeros(new Uint8Array(digests[i])) >= difficulty) { postMessage({nonce: String(base + i)}); return; }
+    }
+    postMessage({progress: 1 - Math.exp(-(base + 256) / tries)});
+  }
+};`;
+async function solveChallenge() {
+  const r = await fetch("/v1/rooms/" + ROOM + "/challenge", {cache: "no-store"});
+  if (!r.ok) throw new Error("challenge " + r.status);
+  const c = await r.json();
+  if (!c.difficulty) return {challenge: c.challenge, nonce: "0"};
+  document.body.dataset.phase = "solving";
+  $("message").textContent = T.solving;
+  const w = new Worker(URL.createObjectURL(new Blob([POW_WORKER], {type: "text/javascript"})));
+  try {
+    return await new Promise((resolve, reject) => {
+      w.onerror = reject;
+      w.onmessage = (e) => {
+        if (e.data.progress !== undefined) {
+          $("progress").style.width = Math.round(100 * e.data.progress) + "%";
+          return;
+        }
+        $("progress").style.width = "100%";
+        resolve({challenge: c.challenge, nonce: e.data.nonce});
+      };
+      w.postMessage({challenge: c.challenge, difficulty: c.difficulty});
+    });
+  } finally {
+    w.terminate();
+    delete document.body.dataset.phase;
+    $("progress").style.width = "0";
+  }
+}
+let pow = null;
 async function join() {
   stop();
   $("retry").hidden = true;
   try {
+    const body = {user: user, key: secret};
+    if (pow) body.pow = pow;
+    pow = null;  // each proof is good for one join
     const r = await fetch("/v1/rooms/" + ROOM + "/tickets", {
       method: "POST", headers: {"Content-Type": "application/json"},
-      body: JSON.stringify({user: user, key: secret})});
+      body: JSON.stringify(body)});
     const s = await r.json();
+    if (r.status === 403 && s.error && /^pow_/.test(s.error.code)) {
+      pow = await solveChallenge();
+      return join();
+    }
     if (r.status === 409) {  // this id is someone else's place: take a fresh one
       user = randomHex(16);
       localStorage.setItem(key("user"), user);
@@ -258,9 +316,9 @@ join();
 </script>)HTML";
 
 constexpr std::string_view kEnglish =
-    R"({"title":"You are in line","position":"Your place in line","ahead":"People ahead of you","eta":"Estimated wait","progress":"Progress","keep":"Keep this page open: it moves on by itself. Reloading keeps your place.","admitted":"It is your turn. Taking you in…","ended":"Your place in line has ended.","retry":"Join again","joining":"Joining the line…","offline":"Connection lost; retrying…","unknown":"calculating…","seconds":" s","minutes":" min","about":"about ","prequeue":"The sale opens at {time} (your time zone). You are in the pre-queue: everyone here gets a place at the start, in a fair draw.","startsIn":"Opens in ","inDraw":"You are in the draw: each place that frees goes to someone picked at random from everyone waiting.","paused":"The line is paused for now. Keep this page open; your place is kept.","closed":"This room is closed or sold out.","closedTitle":"Closed","checkDraw":"Your place came from a fair draw: check it","notify":"Notify me when it is my turn","turnTitle":"It is your turn!","ref":"Support code: ","bounced":"You were let in, but the service sent you back here. Your admission may have been refused there; try again, or contact the organiser."})";
+    R"({"title":"You are in line","position":"Your place in line","ahead":"People ahead of you","eta":"Estimated wait","progress":"Progress","keep":"Keep this page open: it moves on by itself. Reloading keeps your place.","admitted":"It is your turn. Taking you in…","ended":"Your place in line has ended.","retry":"Join again","joining":"Joining the line…","solving":"Checking your browser before you join the line (this takes a moment, once)…","offline":"Connection lost; retrying…","unknown":"calculating…","seconds":" s","minutes":" min","about":"about ","prequeue":"The sale opens at {time} (your time zone). You are in the pre-queue: everyone here gets a place at the start, in a fair draw.","startsIn":"Opens in ","inDraw":"You are in the draw: each place that frees goes to someone picked at random from everyone waiting.","paused":"The line is paused for now. Keep this page open; your place is kept.","closed":"This room is closed or sold out.","closedTitle":"Closed","checkDraw":"Your place came from a fair draw: check it","notify":"Notify me when it is my turn","turnTitle":"It is your turn!","ref":"Support code: ","bounced":"You were let in, but the service sent you back here. Your admission may have been refused there; try again, or contact the organiser."})";
 constexpr std::string_view kKorean =
-    R"({"title":"대기열에 들어왔습니다","position":"나의 대기 순번","ahead":"내 앞의 대기 인원","eta":"예상 대기 시간","progress":"진행률","keep":"이 페이지를 열어 두세요. 차례가 되면 자동으로 이동합니다. 새로고침해도 순번은 유지됩니다.","admitted":"입장 차례입니다. 이동 중…","ended":"대기 순번이 만료되었습니다.","retry":"다시 줄 서기","joining":"대기열에 들어가는 중…","offline":"연결이 끊겼습니다. 다시 시도 중…","unknown":"계산 중…","seconds":"초","minutes":"분","about":"약 ","prequeue":"판매는 {time}(현지 시간)에 시작합니다. 사전 대기열에 들어왔습니다. 시작 시각에 공정한 추첨으로 모두에게 순번이 정해집니다.","startsIn":"시작까지 ","inDraw":"추첨 대기 중입니다. 자리가 날 때마다 대기 중인 모든 분 가운데 무작위로 한 분이 입장합니다.","paused":"대기열이 잠시 멈췄습니다. 페이지를 열어 두세요. 순번은 유지됩니다.","closed":"이 방은 마감되었거나 매진되었습니다.","closedTitle":"마감","checkDraw":"공정한 추첨으로 정해진 순번입니다: 확인하기","notify":"내 차례가 되면 알림 받기","turnTitle":"입장 차례입니다!","ref":"문의 코드: ","bounced":"입장이 허용되었지만 서비스가 이 페이지로 다시 보냈습니다. 다시 시도하거나 운영자에게 문의해 주세요."})";
+    R"({"title":"대기열에 들어왔습니다","position":"나의 대기 순번","ahead":"내 앞의 대기 인원","eta":"예상 대기 시간","progress":"진행률","keep":"이 페이지를 열어 두세요. 차례가 되면 자동으로 이동합니다. 새로고침해도 순번은 유지됩니다.","admitted":"입장 차례입니다. 이동 중…","ended":"대기 순번이 만료되었습니다.","retry":"다시 줄 서기","joining":"대기열에 들어가는 중…","solving":"대기열에 들어가기 전에 브라우저를 확인하고 있습니다(잠시, 한 번만)…","offline":"연결이 끊겼습니다. 다시 시도 중…","unknown":"계산 중…","seconds":"초","minutes":"분","about":"약 ","prequeue":"판매는 {time}(현지 시간)에 시작합니다. 사전 대기열에 들어왔습니다. 시작 시각에 공정한 추첨으로 모두에게 순번이 정해집니다.","startsIn":"시작까지 ","inDraw":"추첨 대기 중입니다. 자리가 날 때마다 대기 중인 모든 분 가운데 무작위로 한 분이 입장합니다.","paused":"대기열이 잠시 멈췄습니다. 페이지를 열어 두세요. 순번은 유지됩니다.","closed":"이 방은 마감되었거나 매진되었습니다.","closedTitle":"마감","checkDraw":"공정한 추첨으로 정해진 순번입니다: 확인하기","notify":"내 차례가 되면 알림 받기","turnTitle":"입장 차례입니다!","ref":"문의 코드: ","bounced":"입장이 허용되었지만 서비스가 이 페이지로 다시 보냈습니다. 다시 시도하거나 운영자에게 문의해 주세요."})";
 
 // The first language the browser lists and does not refuse (browsers list them in order of
 // preference; "q=0" means "not this one"), as its two lowercase letters; "" if none.
@@ -418,6 +476,10 @@ ApiResponse wait_page(std::string_view room, std::string_view query,
   if (!brand.message.empty()) strings["brandMessage"] = brand.message;
   if (!brand.logo_url.empty()) strings["logo"] = brand.logo_url;
   const std::string strings_js = script_json(strings);
+  unsigned char random[16];
+  if (RAND_bytes(random, sizeof random) != 1) std::abort();
+  const std::string nonce =
+      base64url_encode({reinterpret_cast<const char*>(random), sizeof random});
   std::string ret =
       safe_return_url(query_param(query, "return").value_or(std::string(return_header)));
   const std::string ret_js = script_json(boost::json::value(ret));
@@ -431,8 +493,11 @@ ApiResponse wait_page(std::string_view room, std::string_view query,
   }
   // One pass over each template: what is put in is never scanned for placeholders again (a
   // return address holding "%STRINGS%" stays text).
-  const std::pair<std::string_view, std::string_view> widget_fills[] = {
-      {"%ROOM%", room}, {"%RETURN%", ret_js}, {"%COLORS%", colors}, {"%STRINGS%", strings_js}};
+  const std::pair<std::string_view, std::string_view> widget_fills[] = {{"%ROOM%", room},
+                                                                        {"%RETURN%", ret_js},
+                                                                        {"%COLORS%", colors},
+                                                                        {"%STRINGS%", strings_js},
+                                                                        {"%NONCE%", nonce}};
   const std::string widget = fill_template(kWidget, widget_fills);
   const std::string title = html_escape(strings["title"].as_string());
   std::string page;
@@ -455,6 +520,16 @@ ApiResponse wait_page(std::string_view room, std::string_view query,
   res.headers.emplace_back("Vary", "Accept-Language");
   res.headers.emplace_back("X-Content-Type-Options", "nosniff");
   res.headers.emplace_back("Referrer-Policy", "same-origin");
+  // Only the widget's own script runs (its nonce is new on every answer, so text an operator
+  // or a visitor got into the page cannot carry script); styles and images as templates need
+  // them; the page talks to this origin only, and may not be framed (clickjacking).
+  res.headers.emplace_back("Content-Security-Policy",
+                           "default-src 'none'; script-src 'nonce-" + nonce +
+                               "'; worker-src blob:; connect-src 'self'; style-src 'self' "
+                               "'unsafe-inline'; img-src 'self' https: data:; font-src 'self' "
+                               "https: data:; base-uri 'none'; form-action 'self'; "
+                               "frame-ancestors 'none'");
+  res.headers.emplace_back("X-Frame-Options", "DENY");
   return res;
 }
 

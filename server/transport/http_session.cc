@@ -18,12 +18,14 @@ using Clock = std::chrono::steady_clock;
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot, bool in_reserve)
+  HttpSession(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot, bool in_reserve,
+              bool operator_listener)
       : socket_(std::move(socket)),
         ctx_(ctx),
         slot_(std::move(slot)),
         watchdog_(socket_.get_executor()),
-        in_reserve_(in_reserve) {}
+        in_reserve_(in_reserve),
+        operator_listener_(operator_listener) {}
 
   void run() {
     set_deadline(idle_timeout());
@@ -124,6 +126,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     a.return_header = header_named("X-Anteroom-Return");
     a.body = req.body();
     a.client = client_address();
+    a.operator_listener = operator_listener_;
     ApiResponse r = ctx_.api.handle(a);
     if (r.upgrade != ApiResponse::Upgrade::kNone) return upgrade(std::move(r));
     if (r.later) {
@@ -288,15 +291,18 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::string cookies_;  // the request's Cookie headers joined; reused
   Clock::time_point started_;
   bool keep_alive_ = true;
-  const bool in_reserve_;  // accepted past --max-connections minus --operator-reserve
+  const bool in_reserve_;         // accepted past --max-connections minus --operator-reserve
+  const bool operator_listener_;  // accepted on --admin-listen
   bool done_ = false;
 };
 
 }  // namespace
 
-void run_http_session(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot,
-                      bool in_reserve) {
-  std::make_shared<HttpSession>(std::move(socket), ctx, std::move(slot), in_reserve)->run();
+void run_http_session(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot, bool in_reserve,
+                      bool operator_listener) {
+  std::make_shared<HttpSession>(std::move(socket), ctx, std::move(slot), in_reserve,
+                                operator_listener)
+      ->run();
 }
 
 void refuse_connection(tcp::socket socket) {

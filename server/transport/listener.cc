@@ -9,13 +9,22 @@
 namespace anteroom {
 
 Listener::Listener(net::io_context& ioc, ServerContext& ctx,
-                   std::function<net::io_context&()> next_context)
-    : ioc_(ioc), acceptor_(ioc), backoff_(ioc), ctx_(ctx), next_context_(std::move(next_context)) {}
+                   std::function<net::io_context&()> next_context, bool operator_routes)
+    : ioc_(ioc),
+      acceptor_(ioc),
+      backoff_(ioc),
+      ctx_(ctx),
+      next_context_(std::move(next_context)),
+      operator_routes_(operator_routes) {}
 
 Result<uint16_t> Listener::listen(const std::string& host, uint16_t port) {
   beast::error_code ec;
   auto addr = net::ip::make_address(host, ec);
-  if (ec) return Status(Code::kInvalidArgument, "--listen: '" + host + "' is not an IP address");
+  const char* flag = operator_routes_ ? "--admin-listen" : "--listen";
+  if (ec) {
+    return Status(Code::kInvalidArgument,
+                  std::string(flag) + ": '" + host + "' is not an IP address");
+  }
   tcp::endpoint ep(addr, port);
   acceptor_.open(ep.protocol(), ec);
   if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
@@ -91,8 +100,8 @@ void Listener::on_accept(beast::error_code ec, tcp::socket s) {
   } else {
     const bool in_reserve =
         open > static_cast<int64_t>(ctx_.options.max_connections - ctx_.options.operator_reserve);
-    run_http_session(std::move(s), ctx_, ConnectionSlot(ctx_, ConnKind::kHttp, address),
-                     in_reserve);
+    run_http_session(std::move(s), ctx_, ConnectionSlot(ctx_, ConnKind::kHttp, address), in_reserve,
+                     operator_routes_);
   }
   do_accept();
 }

@@ -18,9 +18,10 @@ namespace anteroom {
 
 class Listener {
  public:
-  // `next_context` picks the io_context a new connection lives on.
-  Listener(net::io_context& ioc, ServerContext& ctx,
-           std::function<net::io_context&()> next_context);
+  // `next_context` picks the io_context a new connection lives on. `operator_routes`: this
+  // is the --admin-listen listener (ApiRequest::operator_listener).
+  Listener(net::io_context& ioc, ServerContext& ctx, std::function<net::io_context&()> next_context,
+           bool operator_routes = false);
 
   // Binds and listens; returns the bound port (useful with port 0).
   Result<uint16_t> listen(const std::string& host, uint16_t port);
@@ -36,6 +37,7 @@ class Listener {
   net::steady_timer backoff_;  // waits out running out of descriptors
   ServerContext& ctx_;
   std::function<net::io_context&()> next_context_;
+  const bool operator_routes_;
 };
 
 }  // namespace anteroom

@@ -24,7 +24,10 @@ struct Server::Impl {
         ctx{options, api, hub, metrics},
         contexts(make_contexts(thread_count(options))),
         listener(*contexts[0], ctx, [this]() -> net::io_context& { return next_context(); }),
-        pump_timer(*contexts[0]) {}
+        pump_timer(*contexts[0]) {
+    // Every node of a cluster has the same secret, so each accepts the others' challenges.
+    api.set_pow_key(hmac_sha256(secret, "anteroom proof-of-work key"));
+  }
 
   // One io_context per thread, each told it is single-threaded (concurrency hint 1: no
   // locking in its scheduler, no cross-thread wake-ups). A connection lives on exactly one
@@ -70,6 +73,8 @@ struct Server::Impl {
   std::vector<std::unique_ptr<net::io_context>> contexts;
   size_t next_context_index = 0;  // the listener's handler only (one thread)
   Listener listener;
+  std::unique_ptr<Listener> admin_listener;  // --admin-listen
+  uint16_t admin_port = 0;
   net::steady_timer pump_timer;  // on contexts[0], like the listener
   std::vector<Event> events;
   std::chrono::steady_clock::time_point next_flush{};
@@ -84,8 +89,8 @@ Server::Server(Options options, std::string admin_key, std::string token_secret,
     : impl_(std::make_unique<Impl>(std::move(options), std::move(admin_key), token_secret,
                                    TokenSigner(token_secret), std::move(engine))) {}
 
-Server::Server(Options options, std::string admin_key, std::string token_secret,
-               TokenSigner tokens, std::unique_ptr<Engine> engine)
+Server::Server(Options options, std::string admin_key, std::string token_secret, TokenSigner tokens,
+               std::unique_ptr<Engine> engine)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(admin_key), token_secret,
                                    std::move(tokens), std::move(engine))) {}
 
@@ -98,6 +103,8 @@ Server::~Server() {
 
 Engine& Server::engine() { return *impl_->engine; }
 
+uint16_t Server::admin_port() const { return impl_->admin_port; }
+
 Result<uint16_t> Server::start() {
   Impl& m = *impl_;
   // The demo room is created if absent; a recovered one keeps the config it had.
@@ -106,6 +113,14 @@ Result<uint16_t> Server::start() {
   }
   auto port = m.listener.listen(m.options.host(), m.options.port());
   if (!port.is_ok()) return port.status();
+  if (!m.options.admin_listen.empty()) {
+    m.admin_listener = std::make_unique<Listener>(
+        *m.contexts[0], m.ctx, [&m]() -> net::io_context& { return m.next_context(); }, true);
+    auto admin = m.admin_listener->listen(m.options.admin_host(), m.options.admin_port());
+    if (!admin.is_ok()) return admin.status();
+    m.admin_port = admin.value();
+    m.admin_listener->start();
+  }
   m.listener.start();
   net::dispatch(m.pump_timer.get_executor(), [&m] { m.pump(); });
   for (auto& c : m.contexts) {
@@ -128,6 +143,7 @@ void Server::stop(int grace_ms) {
   m.api.set_ready(false);
   m.ctx.stopping.store(true, std::memory_order_relaxed);
   m.listener.stop();
+  if (m.admin_listener) m.admin_listener->stop();
   m.hub.shutdown_all();
   // In-flight requests finish (their responses say Connection: close); idle keep-alive
   // connections end at their idle timeout or when the threads stop below.

@@ -37,6 +37,8 @@ class Server {
   void wait();
 
   Engine& engine();
+  // The port of --admin-listen once started (0 without one).
+  uint16_t admin_port() const;
 
  private:
   struct Impl;

@@ -12,9 +12,10 @@ namespace anteroom {
 
 // Reads requests on a keep-alive connection and answers them; hands the connection to an
 // SSE or WebSocket session when the route asks for one. `in_reserve`: accepted into the
-// operator reserve (one request, a short idle timeout, then closed).
+// operator reserve (one request, a short idle timeout, then closed). `operator_listener`:
+// accepted by the --admin-listen listener.
 void run_http_session(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot,
-                      bool in_reserve = false);
+                      bool in_reserve = false, bool operator_listener = false);
 
 // Server-Sent Events for one ticket: `event: status` on every change, at least every
 // --stream-keepalive seconds, and a last one when the ticket is admitted or ends.

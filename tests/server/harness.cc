@@ -69,7 +69,9 @@ Reply HttpClient::request(const std::string& method, const std::string& target,
   for (const auto& h : parser.get()) {
     std::string name(h.name_string());
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    r.headers[name] = std::string(h.value());
+    std::string& v = r.headers[name];
+    if (!v.empty()) v += '\n';  // a repeated header (Set-Cookie): one line each
+    v += std::string(h.value());
   }
   r.body = parser.get().body();
   return r;

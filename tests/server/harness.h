@@ -27,7 +27,7 @@ Options test_options();
 
 struct Reply {
   unsigned status = 0;
-  std::map<std::string, std::string> headers;  // lower-case names
+  std::map<std::string, std::string> headers;  // lower-case names; repeated: lines
   std::string body;
   std::string header(const std::string& name) const {
     auto it = headers.find(name);
