@@ -221,6 +221,7 @@ std::string Api::token_for(std::string_view room, const TicketView& v) const {
   c.ticket = std::string(id_view(v.id));
   c.room = std::string(room);
   c.user = detail->user;
+  if (detail->key_hash) c.key_hash = key_hash_hex(*detail->key_hash);
   c.issued_at = now_ms() / 1000;
   // Valid as long as the admission is: until it must be used (ALLOWED), or until the
   // session's idle deadline (ACTIVE). Every refresh (gate, verify) issues a fresh one, so a

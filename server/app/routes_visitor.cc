@@ -38,10 +38,15 @@ void Api::use_token(std::string_view room, std::string_view token,
   TokenError why = TokenError::kMalformed;
   auto claims = tokens_.verify(token, room, now_ms() / 1000, &why);
   if (!claims) return then(Status(Code::kInvalidArgument, token_error_text(why)));
-  // Bound admissions (SPEC section 9): checked before the ticket is touched, so a copied
-  // token used without its key changes nothing.
-  if (auto d = engine_.describe(room, claims->ticket);
-      d.is_ok() && d->key_hash && !any_key_hashes_to(keys, *d->key_hash)) {
+  // Bound admissions (SPEC section 9): the token's cnf, and the ticket's own key (a token
+  // from before the binding cannot shed it), checked before the ticket is touched, so a
+  // copied token used without its key changes nothing.
+  std::optional<KeyHash> bound;
+  if (!claims->key_hash.empty()) bound = parse_key_hash(claims->key_hash);
+  if (!bound) {
+    if (auto d = engine_.describe(room, claims->ticket); d.is_ok()) bound = d->key_hash;
+  }
+  if (bound && !any_key_hashes_to(keys, *bound)) {
     return then(Status(Code::kInvalidArgument,
                        keys.empty() ? "the admission is bound to a key the request does not carry"
                                     : "the admission is bound to another key"));

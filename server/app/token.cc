@@ -12,6 +12,8 @@
 #include <mutex>
 #include <vector>
 
+#include "server/app/keys.h"
+
 namespace anteroom {
 namespace json = boost::json;
 
@@ -229,6 +231,7 @@ std::string TokenSigner::sign(const TokenClaims& c) const {
   claims["sub"] = c.ticket;
   claims["room"] = c.room;
   if (!c.user.empty()) claims["usr"] = c.user;
+  if (!c.key_hash.empty()) claims["cnf"] = json::object{{"kh", c.key_hash}};
   claims["exp"] = c.expires_at;
   const std::string without_iat = json::serialize(claims);
   auto payload = [&] {
@@ -311,6 +314,13 @@ std::optional<TokenClaims> TokenSigner::verify_signature(std::string_view token,
   c.ticket = std::string(*sub);
   c.room = std::string(*r);
   if (const json::string* u = string_claim(o, "usr")) c.user = std::string(*u);
+  if (const json::value* cnf = o.if_contains("cnf")) {
+    const json::value* kh = cnf->is_object() ? cnf->as_object().if_contains("kh") : nullptr;
+    if (kh == nullptr || !kh->is_string() || !parse_key_hash(kh->as_string())) {
+      return fail(TokenError::kMalformed);
+    }
+    c.key_hash = std::string(kh->as_string());
+  }
   c.issued_at = *iat;
   c.expires_at = *exp;
   return c;

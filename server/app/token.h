@@ -3,7 +3,8 @@
 //
 // Header: alg, typ ("JWT") and kid (ES256: the key's RFC 7638 thumbprint; HS256: a digest
 // of the secret that reveals nothing of it). Claims: iss ("anteroom"), sub (the ticket id),
-// room, usr (when the join named a user), iat and exp (seconds since the Unix epoch).
+// room, usr (when the join named a user), cnf ({"kh": hex SHA-256 of the key} when the
+// ticket is bound to one), iat and exp (seconds since the Unix epoch).
 //
 // Verification is pinned to the configured algorithm: "none", the other algorithm (an HS256
 // token whose HMAC key is the ES256 public key: algorithm confusion) and unknown kids are
@@ -35,6 +36,9 @@ struct TokenClaims {
   std::string ticket;
   std::string room;
   std::string user;  // empty: not in the token
+  // A bound admission (SPEC section 9): hex SHA-256 of the client's key, claim
+  // "cnf": {"kh": ...}; empty: not bound.
+  std::string key_hash;
   int64_t issued_at = 0;
   int64_t expires_at = 0;
 };

@@ -6,7 +6,9 @@
 #include <regex>
 #include <string>
 
+#include "server/app/api.h"
 #include "server/app/keys.h"
+#include "server/app/token.h"
 #include "server/transport/server.h"
 #include "tests/server/harness.h"
 
@@ -49,6 +51,21 @@ class Bound : public ::testing::Test {
   std::unique_ptr<HttpClient> client_;
   std::string ticket_, token_;
 };
+
+// The token says what it is bound to (cnf.kh), so a service checking it with the JWKS
+// can ask for the key too.
+TEST_F(Bound, TheTokenCarriesTheKeysHash) {
+  start();
+  TokenSigner signer(kSecret);
+  auto claims = signer.verify(token_, "r", unix_now_s());
+  ASSERT_TRUE(claims.has_value());
+  EXPECT_EQ(claims->key_hash, key_hash_hex(hash_key(kKey)));
+  const std::string payload = *base64url_decode(
+      token_.substr(token_.find('.') + 1, token_.rfind('.') - token_.find('.') - 1));
+  EXPECT_NE(payload.find(R"("cnf":{"kh":")" + key_hash_hex(hash_key(kKey)) + "\"}"),
+            std::string::npos)
+      << payload;
+}
 
 TEST_F(Bound, VerifyNeedsTheKey) {
   start();
