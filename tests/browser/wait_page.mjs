@@ -61,8 +61,13 @@ try {
   await admin("POST", "/v1/rooms/show/admit", { count: 2 });
   await page.waitForURL(base + "/healthz", { timeout: 10000 });
   const cookie = (await context.cookies()).find((c) => c.name === "anteroom_show");
-  if (!cookie) fail("no admission cookie");
-  const gate = await fetch(base + "/v1/gate/show", { headers: { Cookie: "anteroom_show=" + cookie.value } });
+  const keyCookie = (await context.cookies()).find((c) => c.name === "anteroom_show_key");
+  if (!cookie || !keyCookie) fail("no admission cookie or no key cookie");
+  // The page binds its ticket to a key of its own: the token counts only with it.
+  const alone = await fetch(base + "/v1/gate/show", { headers: { Cookie: "anteroom_show=" + cookie.value } });
+  if (alone.status !== 401) fail("the gate let the token in without its key: " + alone.status);
+  const gate = await fetch(base + "/v1/gate/show", {
+    headers: { Cookie: "anteroom_show=" + cookie.value + "; anteroom_show_key=" + keyCookie.value } });
   if (gate.status !== 204) fail("the gate refuses the cookie: " + gate.status);
   if (!cookie.httpOnly) fail("the admission cookie is readable by scripts");
   pass("admitted: the server set the cookie (HttpOnly) and the page went to the return address");
@@ -75,7 +80,9 @@ try {
   await page.waitForURL(base + "/healthz", { timeout: 10000 });
   const renewed = (await context.cookies()).find((c) => c.name === "anteroom_show");
   if (!renewed || renewed.value === cookie.value) fail("the stale cookie was not replaced");
-  const gate2 = await fetch(base + "/v1/gate/show", { headers: { Cookie: "anteroom_show=" + renewed.value } });
+  const key2 = (await context.cookies()).find((c) => c.name === "anteroom_show_key");
+  const gate2 = await fetch(base + "/v1/gate/show", {
+    headers: { Cookie: "anteroom_show=" + renewed.value + "; anteroom_show_key=" + key2.value } });
   if (gate2.status !== 204) fail("the gate refuses the renewed cookie: " + gate2.status);
   pass("after a room reset the new admission replaces the old cookie");
 

@@ -3,9 +3,13 @@
 # tiny origin and anteroom: a visitor without admission gets the waiting page instead of
 # the origin; after admission the cookie lets them through. Everything on 127.0.0.1, stops
 # by itself.
-# usage: tests/nginx/run.sh PATH/TO/anteroom
+# With a browser script (tests/browser/bound.mjs), it then runs it against the same nginx:
+# a real browser through the page, the proof of work and the gate.
+# usage: tests/nginx/run.sh PATH/TO/anteroom [BROWSER_SCRIPT.mjs [SCREENSHOT.png]]
 set -euo pipefail
 BIN=$1
+BROWSER_SCRIPT=${2:-}
+SCREENSHOT=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CONF="$HERE/../../deploy/nginx/anteroom.conf"
 work=$(mktemp -d)
@@ -84,14 +88,21 @@ token=$(python3 -c 'import json,sys; print(json.load(sys.stdin).get("token",""))
 [[ -n $token ]] || fail "no token after admission: $status"
 pass "admitted: the status carries a token"
 
-through=$(curl -s -i -H "Cookie: anteroom_demo=$token" "http://127.0.0.1:$N/shop/?from=ad&x=1")
+# The join named a key, so the admission is bound to it: the token alone (copied to another
+# browser, replayed with curl) gets the waiting page.
+copied=$(curl -s -H "Cookie: anteroom_demo=$token" "http://127.0.0.1:$N/shop/")
+grep -q "ORIGIN OK" <<<"$copied" && fail "a bound token without its key reached the origin"
+grep -q 'id="position"' <<<"$copied" || fail "a bound token without its key did not get the waiting page"
+pass "a bound token without its key gets the waiting page"
+
+through=$(curl -s -i -H "Cookie: anteroom_demo=$token; anteroom_demo_key=visitor-1-key" "http://127.0.0.1:$N/shop/?from=ad&x=1")
 grep -q "^HTTP/1.0 200\|^HTTP/1.1 200" <<<"$through" || fail "admitted visitor refused: $(head -1 <<<"$through")"
 grep -q "ORIGIN OK" <<<"$through" || fail "admitted visitor did not reach the origin"
 pass "with the cookie the visitor reaches the origin"
 
 fresh=$(sed -n 's/^Set-Cookie: anteroom_demo=\([^;]*\);.*/\1/p' <<<"$through" | tr -d '\r')
 [[ -n $fresh && $fresh != "$token" ]] || fail "nginx did not pass on the gate's fresh token: $(grep -i set-cookie <<<"$through")"
-again_through=$(curl -s -H "Cookie: anteroom_demo=$fresh" "http://127.0.0.1:$N/shop/")
+again_through=$(curl -s -H "Cookie: anteroom_demo=$fresh; anteroom_demo_key=visitor-1-key" "http://127.0.0.1:$N/shop/")
 grep -q "ORIGIN OK" <<<"$again_through" || fail "the refreshed token does not open the origin"
 pass "each use hands the visitor a fresh token through nginx"
 
@@ -100,7 +111,11 @@ grep -q "ORIGIN OK" <<<"$again" && fail "a forged cookie reached the origin"
 pass "a forged cookie gets the waiting page"
 
 curl -s -X DELETE "http://127.0.0.1:$N/v1/rooms/demo/tickets/$ticket" >/dev/null
-gone=$(curl -s -H "Cookie: anteroom_demo=$token" "http://127.0.0.1:$N/shop/")
+gone=$(curl -s -H "Cookie: anteroom_demo=$token; anteroom_demo_key=visitor-1-key" "http://127.0.0.1:$N/shop/")
 grep -q "ORIGIN OK" <<<"$gone" && fail "the cookie of a ticket that left still opens the origin"
 pass "after leaving, the old cookie no longer opens the origin"
-echo "nginx: 7 passed, 0 failed"
+echo "nginx: 8 passed, 0 failed"
+if [[ -n $BROWSER_SCRIPT ]]; then
+  bash "$HERE/../browser/run.sh" "$BROWSER_SCRIPT" "http://127.0.0.1:$N" "http://127.0.0.1:$A" "$KEY" \
+    ${SCREENSHOT:+"$SCREENSHOT"}
+fi
