@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #include <openssl/evp.h>
@@ -95,6 +96,24 @@ void fit_connections_to_descriptors(anteroom::Options* o) {
   o->operator_reserve = std::min(o->operator_reserve, o->max_connections / 4);
 }
 
+// The signer of admission tokens --token-alg asks for; says so when it created a key, and
+// why there is none.
+std::optional<anteroom::TokenSigner> token_signer(const anteroom::Options& o,
+                                                  const std::string& secret) {
+  bool created = false;
+  auto tokens = anteroom::load_token_signer(o.token_alg, o.data_dir, o.token_key,
+                                            o.token_key_previous, secret, &created);
+  if (!tokens.is_ok()) {
+    std::fprintf(stderr, "anteroom: %s\n", tokens.status().message().c_str());
+    return std::nullopt;
+  }
+  if (created) {
+    std::fprintf(stderr, "anteroom: created the ES256 token key %s/token-key.pem (kid %s)\n",
+                 o.data_dir.c_str(), tokens->kid().c_str());
+  }
+  return std::move(tokens).value();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,20 +145,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "anteroom: %s\n", secrets.status().message().c_str());
     return 1;
   }
-  bool created_key = false;
-  auto tokens = load_token_signer(o.token_alg, o.data_dir, o.token_key, o.token_key_previous,
-                                  secrets->token_secret, &created_key);
-  if (!tokens.is_ok()) {
-    std::fprintf(stderr, "anteroom: %s\n", tokens.status().message().c_str());
-    return 1;
-  }
-  if (created_key) {
-    std::fprintf(stderr, "anteroom: created the ES256 token key %s/token-key.pem (kid %s)\n",
-                 o.data_dir.c_str(), tokens->kid().c_str());
-  }
+  auto tokens = token_signer(o, secrets->token_secret);
+  if (!tokens) return 1;
   std::unique_ptr<Engine> engine;
   if (!o.cluster.empty()) {
-    auto node = open_cluster_node(o, secrets->token_secret, tokens.value());
+    auto node = open_cluster_node(o, secrets->token_secret, *tokens);
     if (!node.is_ok()) {
       std::fprintf(stderr, "anteroom: cannot join the cluster: %s\n",
                    node.status().message().c_str());
@@ -159,7 +169,7 @@ int main(int argc, char** argv) {
     engine = std::move(opened.value());
   }
 
-  Server server(o, secrets->admin_key, secrets->token_secret, std::move(tokens).value(),
+  Server server(o, secrets->admin_key, secrets->token_secret, std::move(*tokens),
                 std::move(engine));
   auto port = server.start();
   if (!port.is_ok()) {
