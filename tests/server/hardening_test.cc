@@ -94,21 +94,21 @@ TEST_F(UserTakeover, AnAssertionFromTheServiceOrATrustingRoomProvesTheUser) {
   ASSERT_EQ(bob.status, 201u);
   TokenSigner service("the-protected-services-user-secret");
   // An assertion is a JWT with sub = the user; the signer's room claim is ignored here.
-  TokenClaims claims{"bob", "r", "", 0, unix_now_s() + 600};
+  TokenClaims claims{"bob", "r", "", "", 0, unix_now_s() + 600};
   const std::string assertion = service.sign(claims);
   Reply proved = join("r", R"({"user":"bob","user_token":")" + assertion + R"("})");
   EXPECT_EQ(proved.status, 200u) << proved.body;
   EXPECT_EQ(field(proved.body, "ticket"), field(bob.body, "ticket"));
-  TokenClaims other{"mallory", "r", "", 0, unix_now_s() + 600};
+  TokenClaims other{"mallory", "r", "", "", 0, unix_now_s() + 600};
   EXPECT_EQ(join("r", R"({"user":"bob","user_token":")" + service.sign(other) + R"("})").status,
             409u);
-  TokenClaims forever{"bob", "r", "", 0, 0};  // no usable exp: an assertion good for ever
+  TokenClaims forever{"bob", "r", "", "", 0, 0};  // no usable exp: an assertion good for ever
   {
     TokenSigner s2("the-protected-services-user-secret");
     const std::string t = s2.sign(forever);
     EXPECT_EQ(join("r", R"({"user":"bob","user_token":")" + t + R"("})").status, 409u);
   }
-  TokenClaims other_room{"bob", "elsewhere", "", 0, unix_now_s() + 600};
+  TokenClaims other_room{"bob", "elsewhere", "", "", 0, unix_now_s() + 600};
   EXPECT_EQ(
       join("r", R"({"user":"bob","user_token":")" + service.sign(other_room) + R"("})").status,
       409u);
