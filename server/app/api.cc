@@ -316,7 +316,10 @@ ApiResponse Api::handle(const ApiRequest& req) const {
 }
 
 bool Api::both_listeners(std::string_view path) {
-  return path == "/healthz" || path == "/readyz" || path.ends_with("/verify");
+  if (path == "/healthz" || path == "/readyz") return true;
+  // /v1/rooms/{room}/verify exactly (a room may be named "verify").
+  const std::vector<std::string_view> p = split_path(path);
+  return p.size() == 4 && p[0] == "v1" && p[1] == "rooms" && p[3] == "verify";
 }
 
 bool Api::operator_route(std::string_view method, std::string_view path) {

@@ -143,26 +143,32 @@ std::optional<Api::JoinRefusal> Api::refuse_join(std::string_view room, std::str
     unsigned required = pow_->difficulty(room, setting, now_ms(), false);
     if (setting == RoomConfig::kPowAuto) required = required > 2 ? required - 2 : 0;
     const PowVerdict v = pow_->check(room, pow->challenge, pow->nonce, required, now_ms() / 1000);
-    if (v == PowVerdict::kBusy) {
-      return JoinRefusal{503, "overloaded", "too many proofs of work in flight; try again soon", 5};
-    }
     if (v != PowVerdict::kOk) return JoinRefusal{403, "pow_invalid", pow_problem(v)};
   }
   // Per address: counted before the join, so a refused address costs the room nothing. A
-  // bad body or proof is answered first, and not counted.
-  if (client.empty() || rules->ip_joins_per_minute == 0) return std::nullopt;
+  // bad body or proof is answered first, and not counted; a limited address's proof is not
+  // spent, so it cannot fill the record of spent challenges.
   uint32_t retry_after = 0;
-  if (join_limiter_->allow(room, client, rules->ip_joins_per_minute, now_ms(), &retry_after)) {
-    return std::nullopt;
+  if (!client.empty() && rules->ip_joins_per_minute != 0 &&
+      !join_limiter_->allow(room, client, rules->ip_joins_per_minute, now_ms(), &retry_after)) {
+    return JoinRefusal{429, "rate_limited", "too many joins from your address; try again later",
+                       retry_after};
   }
-  return JoinRefusal{429, "rate_limited", "too many joins from your address; try again later",
-                     retry_after};
+  if (rules->pow_difficulty != 0) {
+    const PowVerdict v = pow_->spend(room, pow->challenge, now_ms());
+    if (v == PowVerdict::kBusy) {
+      return JoinRefusal{503, "overloaded",
+                         "too many proofs of work in flight in this room; try again soon", 5};
+    }
+    if (v != PowVerdict::kOk) return JoinRefusal{403, "pow_invalid", pow_problem(v)};
+  }
+  return std::nullopt;
 }
 
 ApiResponse Api::challenge_route(std::string_view room) const {
   auto rules = engine_.join_rules(room);
   if (!rules.is_ok()) return engine_error(rules.status());
-  const unsigned bits = pow_->difficulty(room, rules->pow_difficulty, now_ms(), true);
+  const unsigned bits = pow_->difficulty(room, rules->pow_difficulty, now_ms(), false);
   const PowChallenge c = pow_->issue(room, bits, now_ms() / 1000);
   json::object o;
   o["challenge"] = c.text;

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/model.h"
 #include "server/app/token.h"
 
 namespace anteroom {
@@ -125,49 +126,79 @@ PowChallenge ProofOfWork::issue(std::string_view room, unsigned difficulty, int6
   return ch;
 }
 
-PowVerdict ProofOfWork::check(std::string_view room, std::string_view challenge,
-                              std::string_view nonce, unsigned required, int64_t now_s) {
-  if (nonce.empty() || nonce.size() > kMaxNonce ||
-      !std::all_of(nonce.begin(), nonce.end(), nonce_char)) {
-    return PowVerdict::kInvalid;
-  }
+std::optional<ProofOfWork::Parsed> ProofOfWork::parse(std::string_view room,
+                                                      std::string_view challenge) const {
   // expiry "." difficulty "." 16 characters "." 22 characters
   const size_t last = challenge.rfind('.');
-  if (challenge.size() > 80 || last == std::string_view::npos) return PowVerdict::kInvalid;
+  if (challenge.size() > 80 || last == std::string_view::npos) return std::nullopt;
   const std::string_view signed_part = challenge.substr(0, last);
   const auto given = base64url_decode(challenge.substr(last + 1));
-  if (!given || given->size() != 16) return PowVerdict::kInvalid;
+  if (!given || given->size() != 16) return std::nullopt;
   const size_t dot1 = signed_part.find('.');
   const size_t dot2 = dot1 == std::string_view::npos ? dot1 : signed_part.find('.', dot1 + 1);
   int64_t expiry = 0, bits = 0;
   if (dot2 == std::string_view::npos || !parse_int(signed_part.substr(0, dot1), &expiry) ||
       !parse_int(signed_part.substr(dot1 + 1, dot2 - dot1 - 1), &bits) || bits > kMaxBits) {
-    return PowVerdict::kInvalid;
+    return std::nullopt;
   }
   const auto want = mac(room, signed_part);
-  if (CRYPTO_memcmp(want.data(), given->data(), want.size()) != 0) return PowVerdict::kInvalid;
-  if (expiry < now_s) return PowVerdict::kExpired;
-  if (static_cast<unsigned>(bits) < required) return PowVerdict::kTooEasy;
-  if (work_bits(challenge, nonce) < static_cast<unsigned>(bits)) return PowVerdict::kInvalid;
-  uint64_t id = 0;
-  std::memcpy(&id, want.data(), sizeof id);
-  std::lock_guard lock(used_mu_);
-  // Forget what has expired: buckets wholly before now.
-  while (!used_.empty() && (used_.begin()->first + 1) * kBucketSeconds <= now_s) {
-    used_total_ -= used_.begin()->second.size();
-    used_.erase(used_.begin());
+  if (CRYPTO_memcmp(want.data(), given->data(), want.size()) != 0) return std::nullopt;
+  Parsed p;
+  std::memcpy(&p.id, want.data(), sizeof p.id);
+  p.expiry = expiry;
+  p.bits = static_cast<unsigned>(bits);
+  return p;
+}
+
+PowVerdict ProofOfWork::check(std::string_view room, std::string_view challenge,
+                              std::string_view nonce, unsigned required, int64_t now_s) const {
+  if (nonce.empty() || nonce.size() > kMaxNonce ||
+      !std::all_of(nonce.begin(), nonce.end(), nonce_char)) {
+    return PowVerdict::kInvalid;
   }
-  auto& bucket = used_[expiry / kBucketSeconds];
-  if (bucket.contains(id)) return PowVerdict::kUsed;
-  if (used_total_ >= kMaxUsed) return PowVerdict::kBusy;
-  bucket.insert(id);
-  ++used_total_;
+  const auto p = parse(room, challenge);
+  if (!p) return PowVerdict::kInvalid;
+  if (p->expiry < now_s) return PowVerdict::kExpired;
+  if (p->bits < required) return PowVerdict::kTooEasy;
+  if (work_bits(challenge, nonce) < p->bits) return PowVerdict::kInvalid;
+  std::lock_guard lock(used_mu_);
+  auto r = used_.find(room);
+  if (r == used_.end()) return PowVerdict::kOk;
+  auto b = r->second.by_expiry.find(p->expiry / kBucketSeconds);
+  if (b != r->second.by_expiry.end() && b->second.contains(p->id)) return PowVerdict::kUsed;
+  return PowVerdict::kOk;
+}
+
+PowVerdict ProofOfWork::spend(std::string_view room, std::string_view challenge, int64_t now_ms) {
+  const auto p = parse(room, challenge);
+  if (!p) return PowVerdict::kInvalid;
+  const int64_t now_s = now_ms / 1000;
+  {
+    std::lock_guard lock(used_mu_);
+    auto r = used_.find(room);
+    if (r == used_.end()) r = used_.emplace(std::string(room), Spent{}).first;
+    Spent& spent = r->second;
+    // Forget what has expired: buckets wholly before now.
+    while (!spent.by_expiry.empty() &&
+           (spent.by_expiry.begin()->first + 1) * kBucketSeconds <= now_s) {
+      spent.total -= spent.by_expiry.begin()->second.size();
+      used_total_ -= spent.by_expiry.begin()->second.size();
+      spent.by_expiry.erase(spent.by_expiry.begin());
+    }
+    auto& bucket = spent.by_expiry[p->expiry / kBucketSeconds];
+    if (bucket.contains(p->id)) return PowVerdict::kUsed;
+    if (spent.total >= kMaxUsed) return PowVerdict::kBusy;
+    bucket.insert(p->id);
+    ++spent.total;
+    ++used_total_;
+  }
+  difficulty(room, RoomConfig::kPowAuto, now_ms, true);
   return PowVerdict::kOk;
 }
 
 unsigned ProofOfWork::difficulty(std::string_view room, uint8_t setting, int64_t now_ms,
                                  bool count) {
-  if (setting != 255) return setting;
+  if (setting != RoomConfig::kPowAuto) return setting;
   const int64_t second = now_ms / 1000;
   std::lock_guard lock(rate_mu_);
   auto it = rates_.find(room);

@@ -8,12 +8,16 @@
 //
 // A solution is a string n with SHA-256(challenge ":" n) starting with `difficulty` zero
 // bits. Checking one costs an HMAC and a SHA-256 of about 80 bytes (four compressions with
-// precomputed HMAC pads; bench/pow_bench.cc). A challenge is accepted once: the MACs of used
-// challenges are kept, grouped by expiry, until they expire (a bounded set: past
-// kMaxUsed at once, new solutions are refused as busy until old ones expire).
+// precomputed HMAC pads; bench/pow_bench.cc). A challenge is accepted once: check() says
+// whether a solution is good, spend() then records it (the server checks the per-address
+// limit in between, so a limited address cannot fill the record). The MACs of spent
+// challenges are kept per room, grouped by expiry, until they expire: at most kMaxUsed in a
+// room at once (past that the room's new solutions are refused as busy until old ones
+// expire; other rooms go on).
 //
 // `pow_difficulty: "auto"` (kPowAuto) sets the difficulty from the rate at which this node
-// gives out the room's challenges, one per join attempt (auto_bits).
+// accepts the room's solutions (auto_bits): fetching challenges, which costs nothing, does
+// not move it.
 //
 // Thread safety: issue() and check() from any thread (the used set has a mutex; the rate
 // counters another).
@@ -24,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -40,7 +45,7 @@ struct PowChallenge {
 
 class ProofOfWork {
  public:
-  static constexpr size_t kMaxUsed = size_t{1} << 21;  // used challenges kept at once
+  static constexpr size_t kMaxUsed = size_t{1} << 20;  // spent challenges kept per room
   static constexpr size_t kMaxNonce = 64;
 
   // `key`: any bytes (derived from the token secret).
@@ -52,11 +57,15 @@ class ProofOfWork {
   // A challenge of `difficulty` bits for `room`, valid from now_s for expires_in(difficulty).
   PowChallenge issue(std::string_view room, unsigned difficulty, int64_t now_s) const;
   // Whether `nonce` solves `challenge` for `room` at now_s with at least `required` bits (the
-  // challenge's own difficulty counts if it is at least `required`); kOk marks it used.
+  // challenge's own difficulty counts if it is at least `required`) and it was not spent.
+  // Records nothing.
   PowVerdict check(std::string_view room, std::string_view challenge, std::string_view nonce,
-                   unsigned required, int64_t now_s);
+                   unsigned required, int64_t now_s) const;
+  // Records a challenge check() found good as spent: kOk, kUsed (spent meanwhile) or kBusy
+  // (the room's record is full). Counts it in the room's rate.
+  PowVerdict spend(std::string_view room, std::string_view challenge, int64_t now_ms);
   // The difficulty `setting` asks for in `room` now: setting itself unless it is kPowAuto,
-  // then auto_bits of the rate of challenges given out (`count`: this is one more).
+  // then auto_bits of the rate of solutions spent (`count`: this is one more).
   unsigned difficulty(std::string_view room, uint8_t setting, int64_t now_ms, bool count);
 
   // How long a challenge of `bits` lives: two minutes, plus room for slow solvers at high
@@ -70,12 +79,23 @@ class ProofOfWork {
 
  private:
   std::array<uint8_t, 16> mac(std::string_view room, std::string_view signed_part) const;
+  // A challenge's MAC (checked) and expiry; nullopt if it is not one of ours for `room`.
+  struct Parsed {
+    uint64_t id = 0;  // the first 8 bytes of the MAC
+    int64_t expiry = 0;
+    unsigned bits = 0;
+  };
+  std::optional<Parsed> parse(std::string_view room, std::string_view challenge) const;
 
   struct Pads;
   std::unique_ptr<Pads> pads_;  // HMAC inner and outer states after the key block
   mutable std::mutex used_mu_;
-  // Used challenges (the first 8 bytes of their MAC), by expiry second / 64.
-  std::map<int64_t, std::unordered_set<uint64_t>> used_;
+  // Spent challenges (the first 8 bytes of their MAC) per room, by expiry second / 64.
+  struct Spent {
+    std::map<int64_t, std::unordered_set<uint64_t>> by_expiry;
+    size_t total = 0;
+  };
+  std::map<std::string, Spent, std::less<>> used_;
   size_t used_total_ = 0;
   struct Rate {
     int64_t second = 0;

@@ -147,6 +147,11 @@ TEST(AdminListen, OperatorRoutesMoveToTheirOwnListener) {
   EXPECT_EQ(pub.request("GET", "/v1/rooms/r/event").status, 404u) << "no event: the room's 404";
   EXPECT_EQ(ops.request("GET", "/metrics").status, 200u);
   for (HttpClient* c : {&pub, &ops}) EXPECT_EQ(c->request("GET", "/healthz").status, 200u);
+  // Only /v1/rooms/{room}/verify is on both: not a room named "verify", not a ticket.
+  EXPECT_EQ(pub.admin("PUT", "/v1/rooms/verify", "{}").status, 404u);
+  EXPECT_EQ(ops.request("GET", "/v1/rooms/r/tickets/verify").status, 404u);
+  EXPECT_EQ(pub.admin("POST", "/v1/rooms/r/verify", R"({"token":"x"})").status, 401u);
+  EXPECT_EQ(ops.admin("POST", "/v1/rooms/r/verify", R"({"token":"x"})").status, 401u);
 }
 
 TEST(AdminListen, BadValuesAreRefusedAtStart) {

@@ -37,7 +37,13 @@ TEST(ProofOfWork, ARightNonceIsAcceptedOnce) {
   const std::string n = solve(c.text, 8);
   EXPECT_EQ(pow.check("r", c.text, miss(c.text, 8), 8, kNow), PowVerdict::kInvalid);
   EXPECT_EQ(pow.check("r", c.text, n, 8, kNow), PowVerdict::kOk);
+  EXPECT_EQ(pow.check("r", c.text, n, 8, kNow), PowVerdict::kOk) << "checking spends nothing";
+  EXPECT_EQ(pow.used_count(), 0u);
+  EXPECT_EQ(pow.spend("r", c.text, kNow * 1000), PowVerdict::kOk);
   EXPECT_EQ(pow.check("r", c.text, n, 8, kNow + 1), PowVerdict::kUsed);
+  EXPECT_EQ(pow.check("r", c.text, solve(c.text + "x", 0), 8, kNow + 1), PowVerdict::kInvalid);
+  EXPECT_EQ(pow.spend("r", c.text, kNow * 1000), PowVerdict::kUsed) << "spent twice";
+  EXPECT_EQ(pow.spend("s", c.text, kNow * 1000), PowVerdict::kInvalid) << "in another room";
   EXPECT_EQ(pow.used_count(), 1u);
 }
 
@@ -85,10 +91,11 @@ TEST(ProofOfWork, UsedChallengesAreForgottenOnceExpired) {
   for (int i = 0; i < 50; ++i) {
     const PowChallenge c = pow.issue("r", 0, kNow);
     ASSERT_EQ(pow.check("r", c.text, "x", 0, kNow), PowVerdict::kOk);
+    ASSERT_EQ(pow.spend("r", c.text, kNow * 1000), PowVerdict::kOk);
   }
   EXPECT_EQ(pow.used_count(), 50u);
   const PowChallenge c = pow.issue("r", 0, kNow + 300);
-  ASSERT_EQ(pow.check("r", c.text, "x", 0, kNow + 300), PowVerdict::kOk);
+  ASSERT_EQ(pow.spend("r", c.text, (kNow + 300) * 1000), PowVerdict::kOk);
   EXPECT_EQ(pow.used_count(), 1u) << "the 50 expired at kNow + 120";
 }
 
@@ -121,7 +128,7 @@ TEST(ProofOfWork, TheAutoCurve) {
   EXPECT_EQ(ProofOfWork::auto_bits(3'200), 16u);
   EXPECT_EQ(ProofOfWork::auto_bits(51'200), 20u);
   EXPECT_EQ(ProofOfWork::auto_bits(1e9), 22u);
-  // The rate is counted per room from the challenges given out.
+  // The rate is counted per room from the solutions spent (spend() counts one).
   ProofOfWork pow("key");
   const int64_t t = kNow * 1000;
   EXPECT_EQ(pow.difficulty("r", 12, t, true), 12u) << "a fixed setting is itself";
@@ -130,6 +137,10 @@ TEST(ProofOfWork, TheAutoCurve) {
   EXPECT_EQ(pow.difficulty("s", RoomConfig::kPowAuto, t, false), 10u) << "another room";
   // Quiet seconds bring it back down.
   EXPECT_EQ(pow.difficulty("r", RoomConfig::kPowAuto, t + 30'000, false), 10u);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(pow.spend("s", pow.issue("s", 0, kNow).text, t), PowVerdict::kOk);
+  }
+  EXPECT_EQ(pow.difficulty("s", RoomConfig::kPowAuto, t, false), 11u) << "100 spent this second";
 }
 
 class PowHttp : public ::testing::Test {
@@ -199,6 +210,8 @@ TEST_F(PowHttp, ProofsComeBeforeTheAddressLimit) {
 
 TEST_F(PowHttp, AnotherRoomsChallengeOrAnUnknownRoom) {
   ASSERT_EQ(client_->admin("PUT", "/v1/rooms/s", R"({"pow_difficulty":"auto"})").status, 201u);
+  // Fetching challenges costs nothing, so it does not raise "auto": only spent proofs do.
+  for (int i = 0; i < 300; ++i) challenge("s");
   auto c = challenge("s");
   EXPECT_EQ(c.at("difficulty").as_int64(), 10);
   const std::string text(c.at("challenge").as_string());
