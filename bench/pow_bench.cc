@@ -30,9 +30,9 @@ void BM_PowCheck(benchmark::State& state) {
       i = 0;
       state.ResumeTiming();
     }
-    const std::string& c = challenges[i++];
-    benchmark::DoNotOptimize(pow.check("room", c, "123456789", 0, now));
-    benchmark::DoNotOptimize(pow.spend("room", c, now * 1000));
+    PowSolved solved;
+    benchmark::DoNotOptimize(pow.check("room", challenges[i++], "123456789", 0, now, &solved));
+    benchmark::DoNotOptimize(pow.spend("room", solved, now * 1000));
   }
   state.SetItemsProcessed(state.iterations());
 }

@@ -132,6 +132,7 @@ std::optional<Api::JoinRefusal> Api::refuse_join(std::string_view room, std::str
                                                  const PowSolution* pow) const {
   auto rules = engine_.join_rules(room);
   if (!rules.is_ok()) return std::nullopt;  // the join says why
+  PowSolved solved;
   if (const uint8_t setting = rules->pow_difficulty; setting != 0) {
     if (pow == nullptr) {
       return JoinRefusal{403, "pow_required",
@@ -142,7 +143,8 @@ std::optional<Api::JoinRefusal> Api::refuse_join(std::string_view room, std::str
     // may have risen while the visitor solved it).
     unsigned required = pow_->difficulty(room, setting, now_ms(), false);
     if (setting == RoomConfig::kPowAuto) required = required > 2 ? required - 2 : 0;
-    const PowVerdict v = pow_->check(room, pow->challenge, pow->nonce, required, now_ms() / 1000);
+    const PowVerdict v =
+        pow_->check(room, pow->challenge, pow->nonce, required, now_ms() / 1000, &solved);
     if (v != PowVerdict::kOk) return JoinRefusal{403, "pow_invalid", pow_problem(v)};
   }
   // Per address: counted before the join, so a refused address costs the room nothing. A
@@ -155,7 +157,7 @@ std::optional<Api::JoinRefusal> Api::refuse_join(std::string_view room, std::str
                        retry_after};
   }
   if (rules->pow_difficulty != 0) {
-    const PowVerdict v = pow_->spend(room, pow->challenge, now_ms());
+    const PowVerdict v = pow_->spend(room, solved, now_ms());
     if (v == PowVerdict::kBusy) {
       return JoinRefusal{503, "overloaded",
                          "too many proofs of work in flight in this room; try again soon", 5};

@@ -151,7 +151,8 @@ std::optional<ProofOfWork::Parsed> ProofOfWork::parse(std::string_view room,
 }
 
 PowVerdict ProofOfWork::check(std::string_view room, std::string_view challenge,
-                              std::string_view nonce, unsigned required, int64_t now_s) const {
+                              std::string_view nonce, unsigned required, int64_t now_s,
+                              PowSolved* solved) const {
   if (nonce.empty() || nonce.size() > kMaxNonce ||
       !std::all_of(nonce.begin(), nonce.end(), nonce_char)) {
     return PowVerdict::kInvalid;
@@ -161,6 +162,7 @@ PowVerdict ProofOfWork::check(std::string_view room, std::string_view challenge,
   if (p->expiry < now_s) return PowVerdict::kExpired;
   if (p->bits < required) return PowVerdict::kTooEasy;
   if (work_bits(challenge, nonce) < p->bits) return PowVerdict::kInvalid;
+  if (solved != nullptr) *solved = PowSolved{p->id, p->expiry};
   std::lock_guard lock(used_mu_);
   auto r = used_.find(room);
   if (r == used_.end()) return PowVerdict::kOk;
@@ -169,9 +171,7 @@ PowVerdict ProofOfWork::check(std::string_view room, std::string_view challenge,
   return PowVerdict::kOk;
 }
 
-PowVerdict ProofOfWork::spend(std::string_view room, std::string_view challenge, int64_t now_ms) {
-  const auto p = parse(room, challenge);
-  if (!p) return PowVerdict::kInvalid;
+PowVerdict ProofOfWork::spend(std::string_view room, const PowSolved& p, int64_t now_ms) {
   const int64_t now_s = now_ms / 1000;
   {
     std::lock_guard lock(used_mu_);
@@ -185,10 +185,10 @@ PowVerdict ProofOfWork::spend(std::string_view room, std::string_view challenge,
       used_total_ -= spent.by_expiry.begin()->second.size();
       spent.by_expiry.erase(spent.by_expiry.begin());
     }
-    auto& bucket = spent.by_expiry[p->expiry / kBucketSeconds];
-    if (bucket.contains(p->id)) return PowVerdict::kUsed;
+    auto& bucket = spent.by_expiry[p.expiry / kBucketSeconds];
+    if (bucket.contains(p.id)) return PowVerdict::kUsed;
     if (spent.total >= kMaxUsed) return PowVerdict::kBusy;
-    bucket.insert(p->id);
+    bucket.insert(p.id);
     ++spent.total;
     ++used_total_;
   }

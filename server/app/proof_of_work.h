@@ -37,6 +37,12 @@ namespace anteroom {
 
 enum class PowVerdict { kOk, kInvalid, kExpired, kUsed, kTooEasy, kBusy };
 
+// A challenge check() found good: what spend() records.
+struct PowSolved {
+  uint64_t id = 0;  // the first 8 bytes of its MAC
+  int64_t expiry = 0;
+};
+
 struct PowChallenge {
   std::string text;
   unsigned difficulty = 0;
@@ -58,12 +64,12 @@ class ProofOfWork {
   PowChallenge issue(std::string_view room, unsigned difficulty, int64_t now_s) const;
   // Whether `nonce` solves `challenge` for `room` at now_s with at least `required` bits (the
   // challenge's own difficulty counts if it is at least `required`) and it was not spent.
-  // Records nothing.
+  // Records nothing; on kOk, *solved (if given) is what spend() takes.
   PowVerdict check(std::string_view room, std::string_view challenge, std::string_view nonce,
-                   unsigned required, int64_t now_s) const;
+                   unsigned required, int64_t now_s, PowSolved* solved = nullptr) const;
   // Records a challenge check() found good as spent: kOk, kUsed (spent meanwhile) or kBusy
   // (the room's record is full). Counts it in the room's rate.
-  PowVerdict spend(std::string_view room, std::string_view challenge, int64_t now_ms);
+  PowVerdict spend(std::string_view room, const PowSolved& solved, int64_t now_ms);
   // The difficulty `setting` asks for in `room` now: setting itself unless it is kPowAuto,
   // then auto_bits of the rate of solutions spent (`count`: this is one more).
   unsigned difficulty(std::string_view room, uint8_t setting, int64_t now_ms, bool count);
