@@ -159,7 +159,7 @@ class Api {
   ApiResponse gate_route(std::string_view room, std::string_view cookie) const;
   // The gate's next cookie of `tokens` (from `index` on), answered through `respond`.
   void gate_try(const std::string& room, std::vector<std::string> tokens,
-                std::vector<std::string> keys, size_t index, const Respond& respond) const;
+                const std::vector<std::string>& keys, size_t index, const Respond& respond) const;
   // GET a ticket (status or events): answers, or waits until this copy of the room has
   // caught up if the ticket may be one it has not seen yet (a cluster node), then answers.
   ApiResponse ticket_read(std::string_view room, std::string_view ticket, bool events) const;

@@ -161,6 +161,24 @@ std::string describe(const po::error_with_option_name& e, int argc, char** argv)
   return "the flag " + e.get_option_name() + " or its value is not valid";
 }
 
+// The cluster's flags and the room defaults (--room-*): the second half of --help.
+void add_cluster_and_room_flags(po::options_description& d, Options& o, std::string& admission) {
+  // clang-format off
+  d.add_options()
+    ("cluster", po::value(&o.cluster), "HOST:PORT of the Redis that a cluster of nodes shares, or HOST:PORT,... of a Redis Cluster's nodes (docs/cluster.md); every node needs the same --token-secret; the log is off")
+    ("node-name", po::value(&o.node_name), "this node's name in the cluster; default: host name and process id")
+    ("redis-wait", po::value(&o.redis_wait)->default_value(o.redis_wait), "cluster: a write is answered once this many Redis replicas have it (WAIT)")
+    ("demo-room", po::value(&o.demo_room), "create a room with this name at start")
+    ("room-capacity", po::value(&o.room.capacity)->default_value(o.room.capacity), "default capacity (ALLOWED + ACTIVE at once); 0 = no limit")
+    ("room-admission", po::value(&admission)->default_value(admission), "default admission: auto | manual")
+    ("room-admit-per-second", po::value(&o.room.admit_per_second)->default_value(o.room.admit_per_second), "default cap on auto admissions per second; 0 = none")
+    ("room-allowed-ttl", po::value(&o.room.allowed_ttl_seconds)->default_value(o.room.allowed_ttl_seconds), "default seconds an admission may go unused")
+    ("room-session-ttl", po::value(&o.room.session_ttl_seconds)->default_value(o.room.session_ttl_seconds), "default seconds an active session may idle")
+    ("room-heartbeat-timeout", po::value(&o.room.heartbeat_timeout_seconds)->default_value(o.room.heartbeat_timeout_seconds), "default seconds a waiting visitor may go unseen")
+    ("room-max-waiting", po::value(&o.room.max_waiting)->default_value(o.room.max_waiting), "default longest line; 0 = no limit");
+  // clang-format on
+}
+
 }  // namespace
 
 Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
@@ -204,19 +222,9 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
     ("max-streams-per-ticket", po::value(&o.max_streams_per_ticket)->default_value(o.max_streams_per_ticket), "SSE and WebSocket streams watching one ticket at most; more are answered 429")
     ("stream-heartbeat-limit", po::value(&o.stream_heartbeat_limit_s)->default_value(o.stream_heartbeat_limit_s), "seconds an open stream alone counts as a waiting visitor's heartbeat")
     ("no-room-metrics", "leave per-room series (room names) out of /metrics")
-    ("trusted-proxy", po::value(&o.trusted_proxies)->composing(), "CIDR of a proxy in front (repeatable, e.g. 127.0.0.1/32): its connections carry many visitors, so no per-address limit applies to them")
-    ("cluster", po::value(&o.cluster), "HOST:PORT of the Redis that a cluster of nodes shares, or HOST:PORT,... of a Redis Cluster's nodes (docs/cluster.md); every node needs the same --token-secret; the log is off")
-    ("node-name", po::value(&o.node_name), "this node's name in the cluster; default: host name and process id")
-    ("redis-wait", po::value(&o.redis_wait)->default_value(o.redis_wait), "cluster: a write is answered once this many Redis replicas have it (WAIT)")
-    ("demo-room", po::value(&o.demo_room), "create a room with this name at start")
-    ("room-capacity", po::value(&o.room.capacity)->default_value(o.room.capacity), "default capacity (ALLOWED + ACTIVE at once); 0 = no limit")
-    ("room-admission", po::value(&admission)->default_value(admission), "default admission: auto | manual")
-    ("room-admit-per-second", po::value(&o.room.admit_per_second)->default_value(o.room.admit_per_second), "default cap on auto admissions per second; 0 = none")
-    ("room-allowed-ttl", po::value(&o.room.allowed_ttl_seconds)->default_value(o.room.allowed_ttl_seconds), "default seconds an admission may go unused")
-    ("room-session-ttl", po::value(&o.room.session_ttl_seconds)->default_value(o.room.session_ttl_seconds), "default seconds an active session may idle")
-    ("room-heartbeat-timeout", po::value(&o.room.heartbeat_timeout_seconds)->default_value(o.room.heartbeat_timeout_seconds), "default seconds a waiting visitor may go unseen")
-    ("room-max-waiting", po::value(&o.room.max_waiting)->default_value(o.room.max_waiting), "default longest line; 0 = no limit");
+    ("trusted-proxy", po::value(&o.trusted_proxies)->composing(), "CIDR of a proxy in front (repeatable, e.g. 127.0.0.1/32): its connections carry many visitors, so no per-address limit applies to them");
   // clang-format on
+  add_cluster_and_room_flags(d, o, admission);
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, d), vm);

@@ -63,15 +63,16 @@ void Api::use_token(std::string_view room, std::string_view token,
 ApiResponse Api::gate_route(std::string_view room, std::string_view cookies) const {
   const std::string name = "anteroom_" + std::string(room);
   std::vector<std::string> tokens = cookie_values(cookies, name);
-  std::vector<std::string> keys = cookie_values(cookies, name + "_key");
+  const std::vector<std::string> keys = cookie_values(cookies, name + "_key");
   return answer_when([&](const Respond& respond) {
-    gate_try(std::string(room), std::move(tokens), std::move(keys), 0, respond);
+    gate_try(std::string(room), std::move(tokens), keys, 0, respond);
   });
 }
 
 // Tries the cookies one after another: the first token that still admits wins.
 void Api::gate_try(const std::string& room, std::vector<std::string> tokens,
-                   std::vector<std::string> keys, size_t index, const Respond& respond) const {
+                   const std::vector<std::string>& keys, size_t index,
+                   const Respond& respond) const {
   if (index == tokens.size()) {
     return respond(
         error_response(401, "no_admission", "no valid admission for room '" + room + "'"));

@@ -84,13 +84,13 @@ struct Server::Impl {
   bool started = false, stopped = false;
 };
 
-Server::Server(Options options, std::string admin_key, std::string token_secret,
+Server::Server(Options options, std::string admin_key, const std::string& token_secret,
                std::unique_ptr<Engine> engine)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(admin_key), token_secret,
                                    TokenSigner(token_secret), std::move(engine))) {}
 
-Server::Server(Options options, std::string admin_key, std::string token_secret, TokenSigner tokens,
-               std::unique_ptr<Engine> engine)
+Server::Server(Options options, std::string admin_key, const std::string& token_secret,
+               TokenSigner tokens, std::unique_ptr<Engine> engine)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(admin_key), token_secret,
                                    std::move(tokens), std::move(engine))) {}
 

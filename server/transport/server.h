@@ -18,12 +18,12 @@ class Server {
  public:
   // `admin_key` and `token_secret` must be set (see secrets.h). `engine` is the one to
   // serve (e.g. a persistent one, see main.cc); null: a fresh in-memory engine.
-  Server(Options options, std::string admin_key, std::string token_secret,
+  Server(Options options, std::string admin_key, const std::string& token_secret,
          std::unique_ptr<Engine> engine = nullptr);
   // The same with the signer of admission tokens given (ES256, see load_token_signer); the
   // token secret still keys what the secret keys besides HS256 tokens.
-  Server(Options options, std::string admin_key, std::string token_secret, TokenSigner tokens,
-         std::unique_ptr<Engine> engine = nullptr);
+  Server(Options options, std::string admin_key, const std::string& token_secret,
+         TokenSigner tokens, std::unique_ptr<Engine> engine = nullptr);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

@@ -21,7 +21,7 @@ constexpr const char* kKey = "0123456789abcdef0123456789abcdef";
 
 class Bound : public ::testing::Test {
  protected:
-  void start(Options o = test_options()) {
+  void start(const Options& o = test_options()) {
     server_ = std::make_unique<TestServer>(o);
     client_ = std::make_unique<HttpClient>(server_->port());
     ASSERT_EQ(client_->admin("PUT", "/v1/rooms/r", R"({"capacity":5})").status, 201u);
@@ -154,20 +154,20 @@ TEST(AdminListen, OperatorRoutesMoveToTheirOwnListener) {
   EXPECT_EQ(ops.admin("POST", "/v1/rooms/r/verify", R"({"token":"x"})").status, 401u);
 }
 
+// Whether `anteroom FLAG` parses.
+bool parses(std::string flag) {
+  std::string name = "anteroom", out;
+  char* argv[] = {name.data(), flag.data()};
+  return parse_options(2, argv, &out).is_ok();
+}
+
 TEST(AdminListen, BadValuesAreRefusedAtStart) {
   for (const char* bad : {"nowhere", "127.0.0.1:99999", "127.0.0.1:"}) {
-    std::string flag = std::string("--admin-listen=") + bad, out;
-    std::vector<std::string> args = {"anteroom", flag};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    auto r = parse_options(static_cast<int>(argv.size()), argv.data(), &out);
-    EXPECT_FALSE(r.is_ok()) << bad;
+    EXPECT_FALSE(parses(std::string("--admin-listen=") + bad)) << bad;
   }
-  std::string flag = "--public-url=ftp://x", out;
-  std::vector<std::string> args = {"anteroom", flag};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  EXPECT_FALSE(parse_options(static_cast<int>(argv.size()), argv.data(), &out).is_ok());
+  EXPECT_TRUE(parses("--admin-listen=127.0.0.1:9001"));
+  EXPECT_FALSE(parses("--public-url=ftp://x"));
+  EXPECT_TRUE(parses("--public-url=https://q.example.com"));
 }
 
 TEST(PageHeaders, TheWaitingPageRunsOnlyItsOwnScriptAndIsNeverFramed) {
