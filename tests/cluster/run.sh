@@ -100,6 +100,38 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: anteroom_sale=$token" 
 [[ $code == 204 ]] || fail "n3's gate did not let n2's token through ($code)"
 pass "a token issued by one node is verified and gated by another"
 
+# 2b. Proof of work and a bound admission across nodes: n2's challenge solved and spent at
+# n3 (once), the key-bound token refused at n2 without its key and taken with it.
+curl -sf -X PUT -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P2/v1/rooms/guard" \
+  -d '{"pow_difficulty":8}' >/dev/null || fail "guard room not created"
+python3 - "$P2" "$P3" "$ADMIN" <<'PY' || fail "proof of work or binding across nodes"
+import hashlib, http.client, json, sys
+p2, p3, admin = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+def call(port, method, path, body=None, auth=False):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    h = {"Authorization": "Bearer " + admin} if auth else {}
+    c.request(method, path, body=json.dumps(body) if body is not None else None, headers=h)
+    r = c.getresponse()
+    return r.status, json.loads(r.read() or b"{}")
+for _ in range(100):  # n3 applies the room's record from Redis
+    if call(p3, "GET", "/v1/rooms/guard/challenge")[1].get("difficulty") == 8: break
+ch = call(p2, "GET", "/v1/rooms/guard/challenge")[1]
+n = next(i for i in range(1 << 20)
+         if int.from_bytes(hashlib.sha256(f"{ch['challenge']}:{i}".encode()).digest(), "big") >> (256 - 8) == 0)
+key = "cluster-visitor-key"
+body = {"pow": {"challenge": ch["challenge"], "nonce": str(n)},
+        "key_sha256": hashlib.sha256(key.encode()).hexdigest()}
+st, s = call(p3, "POST", "/v1/rooms/guard/tickets", body)
+assert st == 201 and s["status"] == "ALLOWED", (st, s)
+st, again = call(p3, "POST", "/v1/rooms/guard/tickets", body)
+assert st == 403 and again["error"]["code"] == "pow_invalid", (st, again)
+st, r = call(p2, "POST", "/v1/rooms/guard/verify", {"token": s["token"]}, auth=True)
+assert st == 401, (st, r)
+st, r = call(p2, "POST", "/v1/rooms/guard/verify", {"token": s["token"], "key": key}, auth=True)
+assert st == 200 and r["status"] == "ACTIVE", (st, r)
+PY
+pass "n2's proof-of-work challenge is spent once at n3; n3's key-bound token counts at n2 only with its key"
+
 # 3. Another secret: refused.
 P4=$(free_port)
 node n4 "$P4" "another-secret-of-at-least-32-bytes-long"
