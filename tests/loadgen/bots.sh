@@ -12,27 +12,8 @@
 set -euo pipefail
 SERVER=$1
 LOADGEN=$2
-work=$(mktemp -d)
-pid=
-cleanup() {
-  [[ -n $pid ]] && kill "$pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-KEY=loadgen-bots-admin-key
-"$SERVER" --listen 127.0.0.1:0 --data-dir "$work/data" --appendfsync everysec --admin-key "$KEY" \
-  --token-secret loadgen-bots-token-secret-0123456789 >"$work/server.out" 2>&1 &
-pid=$!
-for _ in $(seq 1 100); do
-  grep -q '^anteroom listening on' "$work/server.out" 2>/dev/null && break
-  sleep 0.05
-done
-PORT=$(sed -n 's|^anteroom listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$work/server.out")
-[[ -n $PORT ]] || fail "the server did not start: $(cat "$work/server.out")"
-export ANTEROOM_ADMIN_KEY=$KEY
+source "$(dirname "$0")/lib.sh"
+start_server bots
 COMMON=(--target "127.0.0.1:$PORT" --users 150 --arrival-rate 30 --bots 10 --bot-connections 2
         --quiet)
 
