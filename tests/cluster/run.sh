@@ -21,16 +21,27 @@ wait_port "$R"
 
 SECRET=$(python3 -c 'import secrets; print(secrets.token_urlsafe(40))')
 ADMIN=cluster-admin-key-0123456789
-node() {  # name, port, [secret]
+# Each node listens on a port of the kernel's choosing (a port picked ahead could be taken by
+# another test meanwhile); node_port reads it from the node's first line.
+node() {  # name, [secret]
   mkdir -p "$work/$1"
-  "$BIN" --cluster "127.0.0.1:$R" --node-name "$1" --listen "127.0.0.1:$2" --data-dir "$work/$1" \
-    --token-secret "${3:-$SECRET}" --admin-key "$ADMIN" --threads 1 >"$work/$1.log" 2>&1 &
+  "$BIN" --cluster "127.0.0.1:$R" --node-name "$1" --listen "127.0.0.1:0" --data-dir "$work/$1" \
+    --token-secret "${2:-$SECRET}" --admin-key "$ADMIN" --threads 1 >"$work/$1.log" 2>&1 &
   pids+=($!)
 }
-P1=$(free_port); P2=$(free_port); P3=$(free_port)
-node n1 "$P1"; n1=$!
-node n2 "$P2"
-wait_port "$P1"; wait_port "$P2"
+node_port() {  # name, variable: sets the variable to the node's port (10 s at most)
+  local p=""
+  for _ in $(seq 1 200); do
+    p=$(sed -n 's|^anteroom listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$work/$1.log")
+    [[ -n $p ]] && break
+    sleep 0.05
+  done
+  [[ -n $p ]] || fail "node $1 did not start"
+  printf -v "$2" '%s' "$p"
+}
+node n1; n1=$!
+node n2
+node_port n1 P1; node_port n2 P2
 
 curl -sf -X PUT -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P1/v1/rooms/sale" \
   -d '{"admission":"manual","capacity":0}' >/dev/null || fail "room not created"
@@ -88,7 +99,7 @@ PY
 pass "kill -9 of a node under joins: all $count acknowledged joins kept their place on the other node"
 
 # 2. A token from n2, verified by n3 (started now: it loads the room from Redis).
-node n3 "$P3"; wait_port "$P3"
+node n3; node_port n3 P3
 first=$(sort -n -k2 "$work/acked" | head -1 | cut -d' ' -f1)
 curl -sf -X POST -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P2/v1/rooms/sale/admit" \
   -d '{"count":1}' | grep -q '"admitted":1' || fail "admit through n2"
@@ -133,8 +144,7 @@ PY
 pass "n2's proof-of-work challenge is spent once at n3; n3's key-bound token counts at n2 only with its key"
 
 # 3. Another secret: refused.
-P4=$(free_port)
-node n4 "$P4" "another-secret-of-at-least-32-bytes-long"
+node n4 "another-secret-of-at-least-32-bytes-long"
 n4=$!
 for _ in $(seq 1 100); do kill -0 "$n4" 2>/dev/null || break; sleep 0.05; done
 if kill -0 "$n4" 2>/dev/null; then fail "a node with another secret started"; fi
@@ -151,9 +161,8 @@ curl -sf -X PUT -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P2/v1/rooms/seed" 
 pass "seed 000's WebSocket visit across two nodes"
 
 # 4b. The loadgen over three nodes; one of them is killed while visitors wait on it.
-P5=$(free_port)
-node n5 "$P5"; n5=$!
-wait_port "$P5"
+node n5; n5=$!
+node_port n5 P5
 (sleep 4; kill -9 "$n5") &
 pids+=($!)
 "$LOADGEN" surge --target "127.0.0.1:$P2,127.0.0.1:$P3,127.0.0.1:$P5" --admin-key "$ADMIN" \
