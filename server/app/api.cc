@@ -323,8 +323,8 @@ bool Api::both_listeners(std::string_view path) {
 }
 
 bool Api::operator_route(std::string_view method, std::string_view path) {
-  if (path == "/metrics" || path.starts_with("/v1/admin/") || path == "/v1/cluster" ||
-      path == "/v1/rooms" || path == "/v1/rooms/") {
+  if (path == "/metrics" || path == "/admin" || path.starts_with("/v1/admin/") ||
+      path == "/v1/cluster" || path == "/v1/rooms" || path == "/v1/rooms/") {
     return true;
   }
   if (!path.starts_with("/v1/rooms/")) return false;
@@ -404,6 +404,7 @@ ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string
     if (!get) return method_not_allowed("GET", Route::kGate);
     return with(gate_route(parts[2], req.cookie), Route::kGate);
   }
+  if (auto dash = dashboard_route(req, parts)) return std::move(*dash);
   if (parts.size() == 3 && parts[0] == "v1" && parts[1] == "admin" && parts[2] == "snapshot") {
     if (req.method != "POST") return method_not_allowed("POST", Route::kSnapshot);
     if (!authorized(req.authorization)) return with(unauthorized(), Route::kSnapshot);

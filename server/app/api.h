@@ -57,7 +57,7 @@ struct ApiResponse;
 using Respond = std::function<void(ApiResponse)>;
 
 struct ApiResponse {
-  enum class Upgrade { kNone, kSse, kWebSocket };
+  enum class Upgrade { kNone, kSse, kWebSocket, kDashboard };
   unsigned status = 200;
   std::string content_type = "application/json";
   std::string body;
@@ -110,6 +110,8 @@ class Api {
   // The key of proof-of-work challenges (derived from the token secret so that every node of
   // a cluster agrees); until set, a random one. Call before serving.
   void set_pow_key(std::string_view key) { pow_ = std::make_unique<ProofOfWork>(key); }
+  // What the dashboard's routes read (the server ticks it); until set, they answer 503.
+  void set_dashboard(const class DashboardFeed* feed) { dashboard_ = feed; }
 
   // The status object of a ticket (docs/api.md), with its token once admitted.
   std::string status_json(std::string_view room, const TicketView& v) const;
@@ -166,6 +168,10 @@ class Api {
   ApiResponse ticket_read_now(std::string_view room, std::string_view ticket, bool events,
                               bool heartbeat) const;
   ApiResponse cluster_route() const;
+  // GET /admin, /v1/admin/stream and /v1/admin/rooms/{room}/history (dashboard_routes.cc);
+  // nullopt if the path is none of them.
+  std::optional<ApiResponse> dashboard_route(const ApiRequest& req,
+                                             const std::vector<std::string_view>& parts) const;
   ApiResponse event_route(const ApiRequest& req, std::string_view room) const;  // event_routes.cc
   ApiResponse draw_route(std::string_view room) const;
   std::shared_ptr<const std::string> draw_body(std::string_view room, const DrawInfo& d) const;
@@ -198,6 +204,7 @@ class Api {
   const Options& options_;
   const std::string admin_key_;
   const PushHub* hub_;
+  const class DashboardFeed* dashboard_ = nullptr;
   const int64_t wall_minus_engine_ms_;  // wall clock minus the engine's clock, at start
   std::atomic<bool> ready_{true};       // lone flag: relaxed
   // The last draw answer of each room (draw_body), built once.

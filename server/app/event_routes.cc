@@ -9,6 +9,7 @@
 #include "engine/fair_draw.h"
 #include "server/app/api.h"
 #include "server/app/json_text.h"
+#include "server/app/room_json.h"
 
 namespace anteroom {
 namespace json = boost::json;

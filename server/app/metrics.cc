@@ -5,11 +5,16 @@
 namespace anteroom {
 
 const char* route_name(Route r) {
-  static constexpr const char* kNames[] = {
-      "join",     "status",     "leave",       "events",    "websocket", "wait_page", "put_room",
-      "get_room", "list_rooms", "delete_room", "admit",     "clear",     "verify",    "gate",
-      "jwks",     "metrics",    "healthz",     "readyz",    "snapshot",  "cookie",    "cluster",
-      "event",    "draw",       "page",        "challenge", "not_found"};
+  static constexpr const char* kNames[] = {"join",         "status",    "leave",
+                                           "events",       "websocket", "wait_page",
+                                           "put_room",     "get_room",  "list_rooms",
+                                           "delete_room",  "admit",     "clear",
+                                           "verify",       "gate",      "jwks",
+                                           "metrics",      "healthz",   "readyz",
+                                           "snapshot",     "cookie",    "cluster",
+                                           "event",        "draw",      "page",
+                                           "challenge",    "dashboard", "dashboard_stream",
+                                           "room_history", "not_found"};
   static_assert(std::size(kNames) == static_cast<size_t>(Route::kCount));
   return kNames[static_cast<size_t>(r)];
 }

@@ -39,6 +39,9 @@ enum class Route : uint8_t {
   kDraw,
   kPage,
   kChallenge,
+  kDashboard,
+  kDashboardStream,
+  kRoomHistory,
   kNotFound,
   kCount
 };

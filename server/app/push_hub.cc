@@ -116,6 +116,21 @@ void PushHub::flush(const Engine& engine) {
   for (auto& [s, m] : counts) s->send_shared(m);
 }
 
+void PushHub::broadcast(const std::string& room,
+                        const std::shared_ptr<const std::string>& message) {
+  std::vector<std::shared_ptr<Stream>> to;
+  {
+    std::lock_guard lock(mu_);
+    auto r = rooms_.find(room);
+    if (r == rooms_.end()) return;
+    for (auto& [ptr, entry] : r->second.streams) {
+      if (!entry.counts) continue;
+      if (auto s = entry.stream.lock()) to.push_back(std::move(s));
+    }
+  }
+  for (auto& s : to) s->send_shared(message);
+}
+
 void PushHub::shutdown_all() {
   std::vector<std::shared_ptr<Stream>> all;
   {

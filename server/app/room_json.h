@@ -9,6 +9,8 @@
 namespace anteroom {
 
 boost::json::object room_json(const RoomInfo& r);
+// A room's scheduled event as GET /v1/rooms/{room}/event answers it (event_routes.cc).
+boost::json::object event_json(std::string_view room, const RoomEvent& e);
 // Applies the fields of a PUT body to *c; false (with *err the 400 answer naming the field)
 // on an unknown field or a value of the wrong type or range, leaving *c part-changed: the
 // caller keeps its own copy.

@@ -320,8 +320,8 @@ constexpr std::string_view kEnglish =
 constexpr std::string_view kKorean =
     R"({"title":"대기열에 들어왔습니다","position":"나의 대기 순번","ahead":"내 앞의 대기 인원","eta":"예상 대기 시간","progress":"진행률","keep":"이 페이지를 열어 두세요. 차례가 되면 자동으로 이동합니다. 새로고침해도 순번은 유지됩니다.","admitted":"입장 차례입니다. 이동 중…","ended":"대기 순번이 만료되었습니다.","retry":"다시 줄 서기","joining":"대기열에 들어가는 중…","solving":"대기열에 들어가기 전에 브라우저를 확인하고 있습니다(잠시, 한 번만)…","offline":"연결이 끊겼습니다. 다시 시도 중…","unknown":"계산 중…","seconds":"초","minutes":"분","about":"약 ","prequeue":"판매는 {time}(현지 시간)에 시작합니다. 사전 대기열에 들어왔습니다. 시작 시각에 공정한 추첨으로 모두에게 순번이 정해집니다.","startsIn":"시작까지 ","inDraw":"추첨 대기 중입니다. 자리가 날 때마다 대기 중인 모든 분 가운데 무작위로 한 분이 입장합니다.","paused":"대기열이 잠시 멈췄습니다. 페이지를 열어 두세요. 순번은 유지됩니다.","closed":"이 방은 마감되었거나 매진되었습니다.","closedTitle":"마감","checkDraw":"공정한 추첨으로 정해진 순번입니다: 확인하기","notify":"내 차례가 되면 알림 받기","turnTitle":"입장 차례입니다!","ref":"문의 코드: ","bounced":"입장이 허용되었지만 서비스가 이 페이지로 다시 보냈습니다. 다시 시도하거나 운영자에게 문의해 주세요."})";
 
-// The first language the browser lists and does not refuse (browsers list them in order of
-// preference; "q=0" means "not this one"), as its two lowercase letters; "" if none.
+}  // namespace
+
 std::string first_language(std::string_view accept_language) {
   while (!accept_language.empty()) {
     const size_t comma = accept_language.find(',');
@@ -347,6 +347,8 @@ std::string first_language(std::string_view accept_language) {
   }
   return "";
 }
+
+namespace {
 
 // JSON inside <script>: '<' escaped, so no "</script>" or "<!--" can end it.
 std::string script_json(const boost::json::value& v) {

@@ -22,5 +22,8 @@ std::optional<std::string> query_param(std::string_view query, std::string_view 
 // `url` if it is a same-site path ("/..." but not "//..." or "/\..."), else "/": the page
 // never redirects to another site.
 std::string safe_return_url(std::string_view url);
+// The first language the browser lists and does not refuse (browsers list them in order of
+// preference; "q=0" means "not this one"), as its two lowercase letters; "" if none.
+std::string first_language(std::string_view accept_language);
 
 }  // namespace anteroom

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "server/app/api.h"
+#include "server/app/dashboard_feed.h"
 #include "server/app/metrics.h"
 #include "server/app/options.h"
 #include "server/app/push_hub.h"
@@ -27,6 +28,7 @@ struct ServerContext {
   std::atomic<bool> stopping{false};  // lone flag: relaxed
   AddressCounts addresses;            // open connections per client address
   const TrustedProxies proxies{options.trusted_proxies};
+  const DashboardFeed* dashboard = nullptr;  // set by the server before it starts
 };
 
 // Held by a session for as long as its connection is open, moved along when an HTTP

@@ -210,6 +210,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                             std::move(r.room));
     }
     slot_.become(ConnKind::kSse);
+    if (r.upgrade == ApiResponse::Upgrade::kDashboard) {
+      return run_dashboard_session(std::move(stream), ctx_, std::move(slot_),
+                                   ctx_.dashboard != nullptr ? ctx_.dashboard->frame() : nullptr);
+    }
     run_sse_session(std::move(stream), ctx_, std::move(slot_), std::move(r.room),
                     std::move(r.ticket));
   }

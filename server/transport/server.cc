@@ -27,6 +27,8 @@ struct Server::Impl {
         pump_timer(*contexts[0]) {
     // Every node of a cluster has the same secret, so each accepts the others' challenges.
     api.set_pow_key(hmac_sha256(secret, "anteroom proof-of-work key"));
+    api.set_dashboard(&dashboard);
+    ctx.dashboard = &dashboard;
   }
 
   // One io_context per thread, each told it is single-threaded (concurrency hint 1: no
@@ -56,6 +58,11 @@ struct Server::Impl {
       hub.flush(*engine);
       next_flush = now + std::chrono::milliseconds(options.push_interval_ms);
     }
+    if (now >= next_sample) {  // the dashboards' frame and the rooms' history, each second
+      dashboard.tick(api.now_ms(), engine->rooms());
+      hub.broadcast(std::string(kDashboardStreams), dashboard.frame());
+      next_sample = now + std::chrono::seconds(1);
+    }
     if (ctx.stopping.load(std::memory_order_relaxed)) return;
     pump_timer.expires_after(std::chrono::milliseconds(options.owner_tick_ms));
     pump_timer.async_wait([this](beast::error_code ec) {
@@ -78,6 +85,8 @@ struct Server::Impl {
   net::steady_timer pump_timer;  // on contexts[0], like the listener
   std::vector<Event> events;
   std::chrono::steady_clock::time_point next_flush{};
+  std::chrono::steady_clock::time_point next_sample{};
+  DashboardFeed dashboard;  // the rooms' last 15 minutes and the dashboards' frame
   std::vector<std::thread> threads;
   std::mutex mu;
   std::condition_variable stopped_cv;

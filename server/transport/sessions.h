@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "server/transport/beast.h"
 #include "server/transport/context.h"
@@ -21,6 +22,13 @@ void run_http_session(tcp::socket socket, ServerContext& ctx, ConnectionSlot slo
 // --stream-keepalive seconds, and a last one when the ticket is admitted or ends.
 void run_sse_session(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,
                      std::string room, std::string ticket);
+
+// The operator dashboard's stream: `first` (the newest frame, may be null) at once, then
+// whatever the push hub broadcasts to kDashboardStreams.
+void run_dashboard_session(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,
+                           std::shared_ptr<const std::string> first);
+// The push hub's name for the dashboards' streams: not a valid room name, so no room's.
+inline constexpr std::string_view kDashboardStreams = "#dashboards";
 
 // Seed 000's WebSocket protocol for one room.
 void run_ws_session(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,

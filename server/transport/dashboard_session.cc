@@ -1,0 +1,77 @@
+// The operator dashboard's stream (GET /v1/admin/stream): Server-Sent Events carrying the
+// frame of every room the server builds once a second (DashboardFeed), the same bytes for
+// every dashboard. It registers with the push hub under a name no room can have, so the
+// hub's broadcast reaches it; a dashboard too slow to keep up is dropped like any stream.
+#include "server/app/dashboard_feed.h"
+#include "server/transport/fail.h"
+#include "server/transport/sessions.h"
+#include "server/transport/stream_session.h"
+
+namespace anteroom {
+namespace {
+
+class DashboardSession final : public StreamSession {
+ public:
+  DashboardSession(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,
+                   std::shared_ptr<const std::string> first)
+      : StreamSession(ctx, std::move(slot), std::string(kDashboardStreams), stream.get_executor()),
+        stream_(std::move(stream)),
+        first_(std::move(first)) {}
+
+  void start() {
+    begin();
+    net::dispatch(stream_.get_executor(), [self = shared()] {
+      self->enqueue(std::make_shared<const std::string>(
+          "HTTP/1.1 200 OK\r\nServer: anteroom\r\nContent-Type: text/event-stream\r\n"
+          "Cache-Control: no-store\r\nConnection: keep-alive\r\nX-Accel-Buffering: no\r\n\r\n"
+          "retry: 2000\n\n"));
+      if (self->first_) self->enqueue(std::move(self->first_));  // the newest frame, at once
+      self->do_wait_for_close();
+    });
+  }
+
+ private:
+  std::shared_ptr<DashboardSession> shared() {
+    return std::static_pointer_cast<DashboardSession>(shared_from_this());
+  }
+  void write(const std::string& m) override {
+    net::async_write(stream_, net::buffer(m), [self = shared()](beast::error_code ec, size_t) {
+      self->written(ec, "dashboard write");
+    });
+  }
+  void close_socket() override {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+  bool wants_counts() const override { return true; }  // the broadcast frames
+  void on_change() override {}
+  void on_tick() override {}  // a frame comes every second anyway
+  void on_shutdown() override {
+    enqueue(std::make_shared<const std::string>("retry: 1000\n\n"));
+    finish();
+  }
+  void do_wait_for_close() {
+    stream_.async_read_some(net::buffer(sink_), [self = shared()](beast::error_code ec, size_t) {
+      if (ec) {
+        fail(ec, "dashboard read");
+        return self->close();
+      }
+      self->do_wait_for_close();
+    });
+  }
+
+  beast::tcp_stream stream_;
+  std::shared_ptr<const std::string> first_;
+  std::array<char, 256> sink_{};
+};
+
+}  // namespace
+
+void run_dashboard_session(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,
+                           std::shared_ptr<const std::string> first) {
+  std::make_shared<DashboardSession>(std::move(stream), ctx, std::move(slot), std::move(first))
+      ->start();
+}
+
+}  // namespace anteroom
