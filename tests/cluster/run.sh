@@ -32,7 +32,7 @@ node() {  # name, [secret]
 node_port() {  # name, variable: sets the variable to the node's port (10 s at most)
   local p=""
   for _ in $(seq 1 200); do
-    p=$(sed -n 's|^anteroom listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$work/$1.log")
+    p=$(sed -n 's|^anteroom listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$work/$1.log" 2>/dev/null || true)
     [[ -n $p ]] && break
     sleep 0.05
   done
@@ -100,7 +100,9 @@ pass "kill -9 of a node under joins: all $count acknowledged joins kept their pl
 
 # 2. A token from n2, verified by n3 (started now: it loads the room from Redis).
 node n3; node_port n3 P3
-first=$(sort -n -k2 "$work/acked" | head -1 | cut -d' ' -f1)
+# (awk reads all its input: `sort | head -1` under pipefail failed the script when head closed
+# the pipe before sort had written everything.)
+first=$(awk 'NR == 1 || $2 < min { min = $2; t = $1 } END { print t }' "$work/acked")
 curl -sf -X POST -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P2/v1/rooms/sale/admit" \
   -d '{"count":1}' | grep -q '"admitted":1' || fail "admit through n2"
 token=$(curl -sf "127.0.0.1:$P2/v1/rooms/sale/tickets/$first" |
@@ -142,6 +144,34 @@ st, r = call(p2, "POST", "/v1/rooms/guard/verify", {"token": s["token"], "key": 
 assert st == 200 and r["status"] == "ACTIVE", (st, r)
 PY
 pass "n2's proof-of-work challenge is spent once at n3; n3's key-bound token counts at n2 only with its key"
+
+# 2c. The operator's dashboard on any node: n3's stream lists the rooms with the counts n2
+# has, and n3 keeps the room's history.
+python3 - "$P2" "$P3" "$ADMIN" <<'PY' || fail "the dashboard on another node"
+import http.client, json, sys
+p2, p3, admin = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+h = {"Authorization": "Bearer " + admin}
+c = http.client.HTTPConnection("127.0.0.1", p2, timeout=10)
+c.request("GET", "/v1/rooms/sale", headers=h)
+want = json.loads(c.getresponse().read())
+s = http.client.HTTPConnection("127.0.0.1", p3, timeout=10)
+s.request("GET", "/v1/admin/stream", headers=h)
+r = s.getresponse()
+assert r.status == 200, r.status
+for _ in range(3):  # a frame a second; the first may predate n3's copy catching up
+    line = b""
+    while not line.startswith(b"data: "):
+        line = r.fp.readline()
+    rooms = {x["room"]: x for x in json.loads(line[6:])["rooms"]}
+    if rooms.get("sale", {}).get("waiting") == want["waiting"]: break
+assert rooms["sale"]["waiting"] == want["waiting"], (rooms.get("sale"), want)
+assert "guard" in rooms, rooms.keys()
+c3 = http.client.HTTPConnection("127.0.0.1", p3, timeout=10)
+c3.request("GET", "/v1/admin/rooms/sale/history", headers=h)
+hist = c3.getresponse()
+assert hist.status == 200 and json.loads(hist.read())["unix_ms"], hist.status
+PY
+pass "the dashboard's stream and history on n3 agree with n2"
 
 # 3. Another secret: refused.
 node n4 "another-secret-of-at-least-32-bytes-long"
