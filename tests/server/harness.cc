@@ -3,6 +3,9 @@
 #include <sys/socket.h>
 
 #include <boost/json.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
 #include <thread>
 
 namespace anteroom::testing {
@@ -19,13 +22,14 @@ Options test_options() {
   return o;
 }
 
-TestServer::TestServer(Options o) : server_(std::make_unique<Server>(o, kAdminKey, kSecret)) {
+TestServer::TestServer(const Options& o)
+    : server_(std::make_unique<Server>(o, kAdminKey, kSecret)) {
   auto p = server_->start();
   if (!p.is_ok()) throw std::runtime_error(p.status().message());
   port_ = p.value();
 }
 
-TestServer::TestServer(Options o, std::unique_ptr<Engine> engine)
+TestServer::TestServer(const Options& o, std::unique_ptr<Engine> engine)
     : server_(std::make_unique<Server>(o, kAdminKey, kSecret, std::move(engine))) {
   auto p = server_->start();
   if (!p.is_ok()) throw std::runtime_error(p.status().message());
@@ -47,12 +51,55 @@ std::unique_ptr<Engine> engine_on(const std::shared_ptr<ManualClock>& clock) {
   return make_sharded_engine(e);
 }
 
+namespace {
+
+// A message's headers by lower-case name; a repeated one (Set-Cookie) as one line each.
+std::map<std::string, std::string> header_map(const http::fields& fields) {
+  std::map<std::string, std::string> out;
+  for (const auto& h : fields) {
+    std::string name(h.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string& v = out[name];
+    if (!v.empty()) v += '\n';
+    v += std::string(h.value());
+  }
+  return out;
+}
+
+}  // namespace
+
+void record_answer(const std::string& method, const std::string& target, unsigned status,
+                   const std::map<std::string, std::string>& headers,
+                   const std::optional<std::string>& body) {
+  // Read once; nothing in the tests sets the environment.
+  static const char* const path =
+      std::getenv("ANTEROOM_ANSWER_LOG");  // NOLINT(concurrency-mt-unsafe)
+  if (path == nullptr || *path == '\0') return;
+  boost::json::object line;
+  line["method"] = method;
+  line["target"] = target;
+  line["status"] = status;
+  auto type = headers.find("content-type");
+  line["content_type"] = type == headers.end() ? std::string() : type->second;
+  boost::json::object fields;
+  for (const auto& [name, value] : headers) fields[name] = value;
+  line["headers"] = std::move(fields);
+  line["body"] = body ? boost::json::value(*body) : boost::json::value(nullptr);
+  static std::mutex mu;  // clients on several threads append whole lines
+  static std::ofstream out(path, std::ios::app | std::ios::binary);
+  std::lock_guard lock(mu);
+  out << boost::json::serialize(line) << '\n';
+  out.flush();
+  if (!out) throw std::runtime_error(std::string("cannot write ") + path);
+}
+
 HttpClient::HttpClient(uint16_t port) : stream_(ioc_) {
   stream_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
 }
 
 Reply HttpClient::request(const std::string& method, const std::string& target,
-                          const std::string& body, std::map<std::string, std::string> headers) {
+                          const std::string& body,
+                          const std::map<std::string, std::string>& headers) {
   http::request<http::string_body> req(http::string_to_verb(method), target, 11);
   req.set(http::field::host, "127.0.0.1");
   for (auto& [k, v] : headers) req.set(k, v);
@@ -66,14 +113,10 @@ Reply HttpClient::request(const std::string& method, const std::string& target,
   http::read(stream_, buffer_, parser);
   Reply r;
   r.status = parser.get().result_int();
-  for (const auto& h : parser.get()) {
-    std::string name(h.name_string());
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    std::string& v = r.headers[name];
-    if (!v.empty()) v += '\n';  // a repeated header (Set-Cookie): one line each
-    v += std::string(h.value());
-  }
+  r.headers = header_map(parser.get());
   r.body = parser.get().body();
+  record_answer(method, target, r.status, r.headers,
+                method == "HEAD" ? std::optional<std::string>("") : r.body);
   return r;
 }
 
@@ -91,7 +134,27 @@ SseClient::SseClient(uint16_t port, const std::string& target) : socket_(ioc_) {
     pending_.append(buf, n);
   }
   status_ = static_cast<unsigned>(std::stoul(pending_.substr(9, 3)));
-  pending_.erase(0, pending_.find("\r\n\r\n") + 4);
+  const size_t head_end = pending_.find("\r\n\r\n") + 4;
+  record_head(target, pending_.substr(0, head_end));
+  pending_.erase(0, head_end);
+}
+
+// The answer's head (and, for an answer that is not the stream, its body) to record_answer.
+void SseClient::record_head(const std::string& target, const std::string& head) {
+  http::response_parser<http::string_body> parser;
+  beast::error_code ec;
+  parser.put(net::buffer(head), ec);
+  if (ec) return;
+  const std::map<std::string, std::string> headers = header_map(parser.get());
+  if (status_ == 200) return record_answer("GET", target, status_, headers, std::nullopt);
+  // Not the stream: the body follows, Content-Length long; read it all (bounded by a deadline).
+  const size_t length = parser.content_length().value_or(0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (pending_.size() - head.size() < length) {
+    std::optional<bool> open = read_available(socket_, &pending_, deadline);
+    if (!open || !*open) break;
+  }
+  record_answer("GET", target, status_, headers, pending_.substr(head.size(), length));
 }
 
 std::optional<std::string> SseClient::next(std::chrono::milliseconds timeout) {
@@ -154,7 +217,14 @@ std::optional<std::string> RawClient::until_closed(std::chrono::milliseconds tim
 
 WsClient::WsClient(uint16_t port, const std::string& target) : ws_(ioc_) {
   ws_.next_layer().connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-  ws_.handshake("127.0.0.1", target);
+  websocket::response_type res;
+  try {
+    ws_.handshake(res, "127.0.0.1", target);
+  } catch (...) {  // refused: the answer (an error body) is recorded too
+    record_answer("GET", target, res.result_int(), header_map(res), res.body());
+    throw;
+  }
+  record_answer("GET", target, res.result_int(), header_map(res), std::nullopt);
   ws_.text(true);
 }
 

@@ -37,9 +37,9 @@ struct Reply {
 
 class TestServer {
  public:
-  explicit TestServer(Options o = test_options());
+  explicit TestServer(const Options& o = test_options());
   // Serving the given engine (one on a ManualClock, say).
-  TestServer(Options o, std::unique_ptr<Engine> engine);
+  TestServer(const Options& o, std::unique_ptr<Engine> engine);
   ~TestServer();
   uint16_t port() const { return port_; }
   Engine& engine() { return server_->engine(); }
@@ -50,12 +50,22 @@ class TestServer {
   uint16_t port_ = 0;
 };
 
+// With ANTEROOM_ANSWER_LOG=FILE in the environment, every answer the clients below receive
+// (HttpClient, the head of SseClient's stream, WsClient's handshake) is appended to FILE as
+// one JSON line: {"method","target","status","content_type","headers","body"}, headers by
+// lower-case name (repeated: lines), body null where the answer is a stream or an upgrade.
+// tests/openapi/check.mjs checks them against docs/openapi.yaml. Without the variable
+// nothing is recorded.
+void record_answer(const std::string& method, const std::string& target, unsigned status,
+                   const std::map<std::string, std::string>& headers,
+                   const std::optional<std::string>& body);
+
 // One keep-alive HTTP/1.1 connection.
 class HttpClient {
  public:
   explicit HttpClient(uint16_t port);
   Reply request(const std::string& method, const std::string& target, const std::string& body = "",
-                std::map<std::string, std::string> headers = {});
+                const std::map<std::string, std::string>& headers = {});
   Reply admin(const std::string& method, const std::string& target, const std::string& body = "") {
     return request(method, target, body, {{"Authorization", std::string("Bearer ") + kAdminKey}});
   }
@@ -75,6 +85,8 @@ class SseClient {
   std::optional<std::string> next(std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
  private:
+  void record_head(const std::string& target, const std::string& head);
+
   net::io_context ioc_;
   tcp::socket socket_;
   std::string pending_;
