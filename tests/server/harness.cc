@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cstdlib>
 #include <fstream>
@@ -64,6 +65,41 @@ std::map<std::string, std::string> header_map(const http::fields& fields) {
     v += std::string(h.value());
   }
   return out;
+}
+
+// Records each whole answer in `received` (bytes a raw connection got) with the request line
+// in its place among those in `sent`: the first answer with the first line that reads as
+// "METHOD /target HTTP/1.x", and so on; "-" where there is none (bytes that are not HTTP).
+void record_raw_answers(const std::string& sent, const std::string& received) {
+  std::vector<std::pair<std::string, std::string>> requests;
+  for (size_t at = 0; at < sent.size();) {
+    size_t end = sent.find("\r\n", at);
+    if (end == std::string::npos) end = sent.size();
+    const std::string line = sent.substr(at, end - at);
+    at = end + 2;
+    const size_t sp1 = line.find(' ');
+    const size_t sp2 = sp1 == std::string::npos ? sp1 : line.find(' ', sp1 + 1);
+    if (sp2 == std::string::npos || !line.substr(sp2 + 1).starts_with("HTTP/1.") ||
+        line[sp1 + 1] != '/' ||
+        !std::all_of(line.begin(), line.begin() + static_cast<std::ptrdiff_t>(sp1),
+                     [](char c) { return c >= 'A' && c <= 'Z'; })) {
+      continue;
+    }
+    requests.emplace_back(line.substr(0, sp1), line.substr(sp1 + 1, sp2 - sp1 - 1));
+  }
+  size_t n = 0;
+  for (size_t at = 0; at < received.size(); ++n) {
+    http::response_parser<http::string_body> parser;
+    parser.eager(true);
+    beast::error_code ec;
+    const size_t used = parser.put(net::buffer(received.data() + at, received.size() - at), ec);
+    if (ec || !parser.is_done()) return;  // not a whole answer: nothing more to record
+    at += used;
+    const auto& [method, target] =
+        n < requests.size() ? requests[n] : std::pair<std::string, std::string>("-", "-");
+    record_answer(method, target, parser.get().result_int(), header_map(parser.get()),
+                  parser.get().body());
+  }
 }
 
 }  // namespace
@@ -197,6 +233,7 @@ RawClient::RawClient(uint16_t port) : socket_(ioc_) {
 }
 
 void RawClient::send(const std::string& s) {
+  sent_ += s;
   beast::error_code ec;
   net::write(socket_, net::buffer(s), ec);
 }
@@ -211,8 +248,10 @@ std::optional<std::string> RawClient::until_closed(std::chrono::milliseconds tim
   for (;;) {
     std::optional<bool> open = read_available(socket_, &out, deadline);
     if (!open) return std::nullopt;
-    if (!*open) return out;
+    if (!*open) break;
   }
+  record_raw_answers(sent_, out);
+  return out;
 }
 
 WsClient::WsClient(uint16_t port, const std::string& target) : ws_(ioc_) {

@@ -106,12 +106,15 @@ class RawClient {
   // For another thread: writes through the descriptor, leaving the socket object (which is
   // not thread-safe) to the thread that reads.
   void send_raw(char c);
-  // Everything the server sends until it closes (or `timeout` passes: then nullopt).
+  // Everything the server sends until it closes (or `timeout` passes: then nullopt). The
+  // answers in it go to record_answer, each with the request line sent in its place (or,
+  // where none was, method and target "-").
   std::optional<std::string> until_closed(std::chrono::milliseconds timeout);
 
  private:
   net::io_context ioc_;
   tcp::socket socket_;
+  std::string sent_;  // what send() sent, for record_answer
 };
 
 // A top-level field of a JSON object as text: a string's value, anything else as JSON;
