@@ -206,7 +206,9 @@ bool Api::reserved_for(const ApiRequest& req) const {
   std::string_view path = req.target.substr(0, req.target.find('?'));
   // Also the gate and verify: they serve visitors already admitted, who must keep getting
   // in while a flood holds the rest.
-  return path == "/healthz" || path == "/readyz" || path == "/metrics" ||
+  // The dashboard's page too: it holds no data, and the operator needs it most in a flood
+  // (its calls carry the key).
+  return path == "/healthz" || path == "/readyz" || path == "/metrics" || path == "/admin" ||
          path.starts_with("/v1/gate/") || path.ends_with("/verify") ||
          authorized(req.authorization);
 }

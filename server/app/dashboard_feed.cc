@@ -54,8 +54,13 @@ std::string DashboardFeed::frame_json(int64_t unix_ms, const std::vector<RoomInf
   return to_json(o);
 }
 
-void DashboardFeed::tick(int64_t unix_ms, const std::vector<RoomInfo>& rooms) {
+void DashboardFeed::tick(int64_t unix_ms, const std::vector<RoomInfo>& rooms, bool build_frame) {
   history_.record(unix_ms, rooms);
+  if (!build_frame) {
+    std::lock_guard lock(mu_);
+    frame_.reset();  // a dashboard opening later waits for a fresh one
+    return;
+  }
   std::string bytes = "event: rooms\ndata: ";
   bytes += frame_json(unix_ms, rooms, history_);
   bytes += "\n\n";

@@ -20,10 +20,11 @@ namespace anteroom {
 
 class DashboardFeed {
  public:
-  // Samples every room into its history and builds the frame of `rooms` at `unix_ms`.
-  void tick(int64_t unix_ms, const std::vector<RoomInfo>& rooms);
+  // Samples every room into its history and, if `build_frame` (a dashboard is open: with
+  // thousands of rooms a frame is megabytes), builds the frame of `rooms` at `unix_ms`.
+  void tick(int64_t unix_ms, const std::vector<RoomInfo>& rooms, bool build_frame = true);
   // The newest frame as SSE bytes ("event: rooms\ndata: {...}\n\n"); null before the first
-  // tick.
+  // tick that built one.
   std::shared_ptr<const std::string> frame() const;
   // The room's samples as JSON columns; nullopt if the room has none.
   std::optional<std::string> history_json(std::string_view room) const;

@@ -97,7 +97,7 @@ h3 { margin:.2rem 0 .6rem; font-size:1rem; }
 <section id="login" class="card">
 <form id="login-form">
 <label for="key" data-t="keyLabel"></label>
-<input id="key" name="key" type="password" autocomplete="current-password" required>
+<input id="key" name="key" type="password" autocomplete="off" required>
 <button class="primary" type="submit" data-t="login"></button>
 <p id="login-error" class="error" role="alert"></p>
 </form>

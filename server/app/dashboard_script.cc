@@ -22,6 +22,7 @@ const STRINGS = {
     roomName:'Room', saveRoom:'Save room', rooms:'rooms', totalWaiting:'waiting',
     totalActive:'active', capacityOf:'capacity', unknown:'unknown', none:'none',
     admitted:'Admitted {n}.', saved:'Saved.', cleared:'Cleared {n} tickets.',
+    confirmDeleteEvent:'Delete the event of room "{room}"? Its draw commitment goes with it.',
     confirmClear:'Clear every ticket of room "{room}"? Everyone waiting and admitted loses their place.',
     paused:'Paused: everyone queues, nobody is admitted.', resumed:'Resumed ({mode}).',
     eventSaved:'Event saved.', eventDeleted:'Event deleted.', badJson:'The editor does not hold a JSON object.',
@@ -42,6 +43,7 @@ const STRINGS = {
     roomName:'방', saveRoom:'방 저장', rooms:'방', totalWaiting:'대기',
     totalActive:'입장', capacityOf:'정원', unknown:'알 수 없음', none:'없음',
     admitted:'{n}명 입장시켰습니다.', saved:'저장했습니다.', cleared:'티켓 {n}개를 비웠습니다.',
+    confirmDeleteEvent:'"{room}" 방의 이벤트를 삭제할까요? 추첨 약속(시드 해시)도 함께 사라집니다.',
     confirmClear:'"{room}" 방의 모든 티켓을 비울까요? 대기 중인 사람과 입장한 사람 모두 자리를 잃습니다.',
     paused:'일시 정지: 모두 대기하고 아무도 입장하지 않습니다.', resumed:'재개했습니다 ({mode}).',
     eventSaved:'이벤트를 저장했습니다.', eventDeleted:'이벤트를 삭제했습니다.', badJson:'편집기 내용이 JSON 객체가 아닙니다.',
@@ -55,7 +57,7 @@ const WINDOW_MS = 15 * 60 * 1000;
 const $ = (id) => document.getElementById(id);
 const state = {lang: sessionStorage.getItem('anteroom_lang') || document.documentElement.lang,
   key: sessionStorage.getItem('anteroom_admin_key') || '', rooms: new Map(), selected: null,
-  history: null, abort: null, retry: null};
+  history: null, abort: null, retry: null, rows: new Map()};
 
 function t(name, fill) {
   let s = (STRINGS[state.lang] || STRINGS.en)[name] || STRINGS.en[name] || name;
@@ -179,43 +181,58 @@ function onBlock(block) {
   render();
 }
 
-function cell(tr, text, label, cls) {
-  const td = document.createElement('td');
-  td.textContent = text;
-  if (label) td.dataset.label = label;
-  if (cls) td.className = cls;
-  tr.appendChild(td);
-  return td;
+// A room's row: made once, then its cells' text changed in place each second (a row rebuilt
+// every frame would lose a click or a selection that spans one).
+const COLUMNS = [['name', ''], ['l', 'mode'], ['waiting', 'waiting'], ['active', 'active'],
+  ['joins', 'joinsPerS'], ['admissions', 'admissionsPerS'], ['expiries', 'expiriesPerS'],
+  ['eta', 'etaLast'], ['l event', 'event']];
+function rowOf(room) {
+  let tr = state.rows.get(room);
+  if (tr) return tr;
+  tr = document.createElement('tr');
+  tr.dataset.room = room;
+  for (const [cls] of COLUMNS) {
+    const td = document.createElement('td');
+    td.className = cls;
+    tr.appendChild(td);
+  }
+  const badge = document.createElement('span');
+  tr.children[1].appendChild(badge);
+  tr.addEventListener('click', () => select(room));
+  state.rows.set(room, tr);
+  return tr;
+}
+function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
+function fillRow(tr, r) {
+  const c = tr.children, ps = r.per_second || {}, e = ps.expiries;
+  COLUMNS.forEach(([, label], i) => { if (label) c[i].dataset.label = t(label); });
+  tr.classList.toggle('sel', r.room === state.selected);
+  setText(c[0], r.room);
+  const badge = c[1].firstChild;
+  badge.className = 'mode ' + r.mode;
+  setText(badge, r.mode);
+  setText(c[2], num(r.waiting));
+  setText(c[3], num(r.active) + ' / ' + (r.capacity === 0 ? '∞' : num(r.capacity)));
+  setText(c[4], num(ps.joins));
+  setText(c[5], num(ps.admissions));
+  setText(c[6], e ? num(e.allowed_unused + e.session_idle + e.abandoned) : '–');
+  setText(c[7], duration(r.eta_last_seconds));
+  setText(c[8], r.event ? r.event.phase : '');
 }
 function render() {
   const body = document.querySelector('#rooms tbody');
-  const rows = [];
   let waiting = 0, active = 0;
-  for (const r of [...state.rooms.values()].sort((a, b) => a.room < b.room ? -1 : 1)) {
+  const sorted = [...state.rooms.values()].sort((a, b) => a.room < b.room ? -1 : 1);
+  for (const [room, tr] of state.rows) {
+    if (!state.rooms.has(room)) { tr.remove(); state.rows.delete(room); }
+  }
+  sorted.forEach((r, i) => {
     waiting += r.waiting;
     active += r.active;
-    const tr = document.createElement('tr');
-    tr.dataset.room = r.room;
-    if (r.room === state.selected) tr.className = 'sel';
-    cell(tr, r.room, '', 'name');
-    const m = cell(tr, '', t('mode'), 'l');
-    const badge = document.createElement('span');
-    badge.className = 'mode ' + r.mode;
-    badge.textContent = r.mode;
-    m.appendChild(badge);
-    cell(tr, num(r.waiting), t('waiting'), 'waiting');
-    cell(tr, num(r.active) + ' / ' + (r.capacity === 0 ? '∞' : num(r.capacity)), t('active'), 'active');
-    const ps = r.per_second || {};
-    cell(tr, num(ps.joins), t('joinsPerS'));
-    cell(tr, num(ps.admissions), t('admissionsPerS'));
-    const e = ps.expiries;
-    cell(tr, e ? num(e.allowed_unused + e.session_idle + e.abandoned) : '–', t('expiriesPerS'));
-    cell(tr, duration(r.eta_last_seconds), t('etaLast'));
-    cell(tr, r.event ? r.event.phase : '', t('event'), 'l');
-    tr.addEventListener('click', () => select(r.room));
-    rows.push(tr);
-  }
-  body.replaceChildren(...rows);
+    const tr = rowOf(r.room);
+    fillRow(tr, r);
+    if (body.children[i] !== tr) body.insertBefore(tr, body.children[i] || null);
+  });
   $('empty').hidden = state.rooms.size !== 0;
   const sum = $('summary');
   sum.replaceChildren();
@@ -231,6 +248,7 @@ function render() {
 
 async function select(room) {
   state.selected = room;
+  state.filled = null;
   state.history = null;
   fillEditor(room);
   render();
@@ -238,12 +256,6 @@ async function select(room) {
     const h = await call('GET', '/v1/admin/rooms/' + encodeURIComponent(room) + '/history');
     if (state.selected !== room) return;
     state.history = h;
-    const r = state.rooms.get(room);
-    if (r) {
-      $('capacity').value = r.capacity;
-      $('rate').value = r.admit_per_second;
-      $('mode').value = r.mode;
-    }
     renderDetail();
   } catch (e) { say(e.message, true); }
 }
@@ -313,6 +325,13 @@ function renderDetail() {
   $('detail').hidden = !r;
   if (!r) return;
   $('d-name').textContent = r.room;
+  if (state.filled !== r.room) {  // the controls start from the room's values, once
+    state.filled = r.room;
+    $('capacity').value = r.capacity;
+    $('rate').value = r.admit_per_second;
+    $('mode').value = r.mode;
+    fillEvent(r.event);
+  }
   const stats = $('stats');
   stats.replaceChildren();
   const items = [[t('waiting'), num(r.waiting)], [t('active'), num(r.active)],
@@ -331,6 +350,9 @@ function renderDetail() {
   $('event-now').textContent = ev ? (t('phase') + ': ' + ev.phase + ' · ' + ev.prequeue_at + ' → ' +
     ev.start_at + (ev.end_at ? ' → ' + ev.end_at : '')) : t('noEvent');
   $('ev-delete').hidden = !ev;
+  // Resume only a paused room; pause only one that is not.
+  $('resume').disabled = r.mode !== 'queue_all';
+  $('pause').disabled = r.mode === 'queue_all';
   const draw = $('ev-draw');
   draw.hidden = !(ev && ev.draw);
   if (ev && ev.draw) draw.href = ev.draw;
@@ -346,6 +368,18 @@ function renderDetail() {
     {name: t('abandoned'), values: e.abandoned, color: '#b3261e'}]);
 }
 
+// The event form starts from the room's event (times in the browser's zone), if it has one.
+function fillEvent(ev) {
+  const local = (iso) => {
+    if (!iso) return '';
+    const d = new Date(iso);
+    return new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 19);
+  };
+  $('ev-pre').value = ev ? local(ev.prequeue_at) : '';
+  $('ev-start').value = ev ? local(ev.start_at) : '';
+  $('ev-end').value = ev ? local(ev.end_at) : '';
+  $('ev-shuffle').checked = !!(ev && ev.shuffle);
+}
 function fillEditor(room) {
   const r = state.rooms.get(room);
   $('ed-name').value = room || '';
@@ -421,6 +455,7 @@ function wire() {
     return t('eventSaved');
   });
   $('ev-delete').addEventListener('click', async () => {
+    if (!window.confirm(t('confirmDeleteEvent', {room: state.selected}))) return;
     try { await call('DELETE', roomPath(state.selected, '/event')); say(t('eventDeleted')); }
     catch (e) { say(e.message, true); }
   });
@@ -430,7 +465,7 @@ function wire() {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw new Error(t('badJson'));
     const name = $('ed-name').value;
     await call('PUT', roomPath(name), body);
-    state.selected = name;
+    select(name);  // the charts and controls follow the room just saved
     return t('saved');
   });
 }

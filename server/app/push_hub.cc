@@ -116,6 +116,12 @@ void PushHub::flush(const Engine& engine) {
   for (auto& [s, m] : counts) s->send_shared(m);
 }
 
+size_t PushHub::streams_in(const std::string& room) const {
+  std::lock_guard lock(mu_);
+  auto r = rooms_.find(room);
+  return r == rooms_.end() ? 0 : r->second.streams.size();
+}
+
 void PushHub::broadcast(const std::string& room,
                         const std::shared_ptr<const std::string>& message) {
   std::vector<std::shared_ptr<Stream>> to;

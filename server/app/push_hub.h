@@ -48,6 +48,8 @@ class PushHub {
   // `engine` now (hints may be stale or out of order).
   void flush(const Engine& engine);
   void shutdown_all();
+  // Streams attached to `room` now.
+  size_t streams_in(const std::string& room) const;
   // `message` to every stream of `room` that asked for counts (the dashboards' frame).
   void broadcast(const std::string& room, const std::shared_ptr<const std::string>& message);
   size_t size() const;

@@ -45,6 +45,7 @@ void RoomHistory::record(int64_t unix_ms, const std::vector<RoomInfo>& rooms) {
       it = rings_.emplace(r.name, Ring{}).first;
     }
     Ring& ring = it->second;
+    if (r.counters.joined_total < ring.last.joined_total) ring.count = 0;  // made again
     ring.samples[ring.next] = sample_of(ring, r.counters, unix_ms);
     ring.next = (ring.next + 1) % kSamples;
     ring.count = std::min(ring.count + 1, kSamples);

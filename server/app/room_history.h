@@ -4,8 +4,9 @@
 //
 // Each sample holds the room's waiting and active counts at that second and what happened
 // since the sample before (joins, admissions, expiries by reason), from the room's running
-// totals. A ring per room: 900 samples of 40 bytes, about 35 KiB a room; rooms past
-// kMaxRooms (in name order) are not kept.
+// totals. A ring per room: 900 samples of 40 bytes, about 35 KiB a room, for the first
+// kMaxRooms rooms seen (a room made once that many are kept has no history; a deleted room's
+// place is taken by the next one seen).
 //
 // Thread safety: every method from any thread (one mutex; record() runs once a second).
 #pragma once

@@ -45,6 +45,9 @@ class DashboardSession final : public StreamSession {
     stream_.close();
   }
   bool wants_counts() const override { return true; }  // the broadcast frames
+  // A frame of many rooms is large and the next one replaces it: a dashboard more than two
+  // frames behind is dropped (its page reconnects by itself) rather than held in memory.
+  size_t queue_limit() const override { return 3; }  // the head, the first frame, one more
   void on_change() override {}
   void on_tick() override {}  // a frame comes every second anyway
   void on_shutdown() override {

@@ -59,8 +59,10 @@ struct Server::Impl {
       next_flush = now + std::chrono::milliseconds(options.push_interval_ms);
     }
     if (now >= next_sample) {  // the dashboards' frame and the rooms' history, each second
-      dashboard.tick(api.now_ms(), engine->rooms());
-      hub.broadcast(std::string(kDashboardStreams), dashboard.frame());
+      const std::string streams(kDashboardStreams);
+      const bool watched = hub.streams_in(streams) != 0;
+      dashboard.tick(api.now_ms(), engine->rooms(), watched);
+      if (watched) hub.broadcast(streams, dashboard.frame());
       next_sample = now + std::chrono::seconds(1);
     }
     if (ctx.stopping.load(std::memory_order_relaxed)) return;

@@ -60,7 +60,7 @@ void StreamSession::arm_timer() {
 
 void StreamSession::enqueue(std::shared_ptr<const std::string> m) {
   if (closed_) return;
-  if (queue_.size() >= ctx_.options.stream_queue_limit) {
+  if (queue_.size() >= queue_limit()) {
     ctx_.metrics.slow_consumer_dropped();
     return close();
   }

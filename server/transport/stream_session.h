@@ -34,6 +34,8 @@ class StreamSession : public Stream, public std::enable_shared_from_this<StreamS
   virtual void on_tick() = 0;      // every keepalive_s(): heartbeat, keep-alive frame
   virtual void on_shutdown() = 0;  // the server is stopping: say goodbye
   virtual bool wants_counts() const = 0;
+  // Messages queued before the stream counts as too slow and is dropped.
+  virtual size_t queue_limit() const { return ctx_.options.stream_queue_limit; }
 
   // Queues a message; drops the stream if --stream-queue messages are already waiting.
   void enqueue(std::shared_ptr<const std::string> message);

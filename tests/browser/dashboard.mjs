@@ -1,7 +1,8 @@
 // The operator's dashboard (GET /admin) in a real browser (headless Debian chromium driven by
 // playwright-core): a wrong key is refused, the right one logs in; the counts of a room move
 // while the loadgen feeds it; admitting 5 with a click admits exactly five tickets; pause and
-// resume switch the room's mode; the capacity is edited; the charts draw; the page switches
+// resume switch the room's mode; the capacity is edited; the editor makes a room; the charts
+// draw; the page switches
 // to Korean; screenshots at desktop and phone size.
 // usage: node tests/browser/dashboard.mjs PATH/TO/anteroom PATH/TO/anteroom-loadgen [SCREENSHOT_DIR]
 import { spawn } from "node:child_process";
@@ -110,12 +111,14 @@ try {
     document.querySelector('#rooms tr[data-room="manual"] td.active').textContent.startsWith("5 "));
   pass("admit 5 by a click: the room admitted exactly five, and the table shows them");
 
-  // Pause and resume.
+  // Pause and resume (offered only while paused).
+  if (!(await page.isDisabled("#resume"))) fail("resume is offered for a room that is not paused");
   await page.click("#pause");
   await page.waitForFunction(() => document.querySelector('#rooms tr[data-room="manual"] .mode')
     .textContent === "queue_all");
   room = await admin("GET", "/v1/rooms/manual");
   if (room.mode !== "queue_all") fail("pause left the mode " + room.mode);
+  await page.waitForFunction(() => !document.getElementById("resume").disabled);
   await page.click("#resume");
   await page.waitForFunction(() => document.querySelector('#rooms tr[data-room="manual"] .mode')
     .textContent === "fifo");
@@ -131,6 +134,16 @@ try {
   room = await admin("GET", "/v1/rooms/manual");
   if (room.capacity !== 7) fail("capacity is " + room.capacity);
   pass("capacity edited to 7");
+
+  // The room editor makes a room, and the detail follows it.
+  await page.fill("#ed-name", "fresh");
+  await page.fill("#ed-body", '{"capacity": 3, "admission": "manual"}');
+  await page.click("#f-editor button[type=submit]");
+  await page.waitForFunction(() => document.getElementById("d-name").textContent === "fresh" &&
+    document.getElementById("capacity").value === "3", null, { timeout: 10000 });
+  room = await admin("GET", "/v1/rooms/fresh");
+  if (room.capacity !== 3 || room.admission !== "manual") fail("the editor saved " + JSON.stringify(room));
+  pass("the room editor made a room, and the detail shows it");
 
   // The load room's charts: the history from the server, then a sample a second.
   await page.click('#rooms tr[data-room="load"]');

@@ -63,7 +63,11 @@ TEST(RoomHistory, ForgetsDeletedRoomsAndStartsOverWhenTotalsGoDown) {
   h.record(2000, {room("a", 1, 3, 0)});  // b deleted; a deleted and made again
   EXPECT_TRUE(h.samples("b").empty());
   EXPECT_EQ(h.rooms(), 1u);
-  EXPECT_EQ(h.samples("a").back().joins, 3u);  // not 2^32 - 97
+  // The room made again starts a history of its own (not the old one's, not 2^32 - 97 joins).
+  ASSERT_EQ(h.samples("a").size(), 1u);
+  EXPECT_EQ(h.samples("a").back().joins, 0u);
+  h.record(3000, {room("a", 1, 5, 0)});
+  EXPECT_EQ(h.samples("a").back().joins, 2u);
 }
 
 TEST(RoomHistory, HoldsAtMostMaxRooms) {
@@ -73,6 +77,15 @@ TEST(RoomHistory, HoldsAtMostMaxRooms) {
     many.push_back(room("r" + std::to_string(i), 0, 0, 0));
   h.record(1000, many);
   EXPECT_EQ(h.rooms(), RoomHistory::kMaxRooms);
+}
+
+TEST(DashboardFeed, NoFrameIsBuiltWhileNoDashboardWatches) {
+  DashboardFeed feed;
+  feed.tick(1'000, {room("a", 0, 0, 0)});
+  ASSERT_NE(feed.frame(), nullptr);
+  feed.tick(2'000, {room("a", 1, 1, 0)}, false);
+  EXPECT_EQ(feed.frame(), nullptr);
+  EXPECT_EQ(feed.history().samples("a").size(), 2u);  // the history is kept all the same
 }
 
 TEST(DashboardFeed, LastInLineEta) {

@@ -95,6 +95,9 @@ TEST(Limits, TheOperatorReserveAnswersHealthMetricsAndOperators) {
   EXPECT_EQ(once("GET", "/healthz", false).status, 200u);
   EXPECT_EQ(once("GET", "/metrics", false).status, 200u);
   EXPECT_EQ(once("GET", "/v1/rooms/r", true).status, 200u);
+  // The dashboard's page (no key: it asks for one) opens in a flood too.
+  EXPECT_EQ(once("GET", "/admin", false).status, 200u);
+  EXPECT_EQ(once("GET", "/wait/r", false).status, 503u);
   Reply visitor = once("POST", "/v1/rooms/r/tickets", false);
   EXPECT_EQ(visitor.status, 503u);
   EXPECT_NE(visitor.body.find("overloaded"), std::string::npos) << visitor.body;
