@@ -50,5 +50,3 @@ for r in $(seq 1 "$ROUNDS"); do
   measure "none" 0
   measure "$DASH dashboards" "$DASH"
 done
-frame=$(curl -s -H "Authorization: Bearer $KEY" "127.0.0.1:$PORT/v1/admin/stream" -m 1.5 | grep -m1 '^data:' | wc -c)
-echo "one frame: $frame bytes"
