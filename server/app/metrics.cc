@@ -118,6 +118,12 @@ void Metrics::render_connections(Text& t) const {
   t.head("anteroom_accept_backoffs_total", "counter",
          "Times accepting paused for lack of descriptors or memory.");
   t.add("anteroom_accept_backoffs_total %llu\n", ull(accept_backoffs_.load(kRelaxed)));
+  t.head("anteroom_access_log_dropped_total", "counter",
+         "Access log lines lost: the writer fell behind (queue_full) or writing failed.");
+  t.add("anteroom_access_log_dropped_total{reason=\"queue_full\"} %llu\n",
+        ull(access_log_queue_full_.load(kRelaxed)));
+  t.add("anteroom_access_log_dropped_total{reason=\"write_error\"} %llu\n",
+        ull(access_log_write_failed_.load(kRelaxed)));
 }
 
 std::string Metrics::render(const Engine& engine, bool per_room) const {

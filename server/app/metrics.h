@@ -59,6 +59,10 @@ class Metrics {
   void slow_consumer_dropped() { dropped_slow_.fetch_add(1, kRelaxed); }
   void refused_connection() { refused_.fetch_add(1, kRelaxed); }
   void accept_backoff() { accept_backoffs_.fetch_add(1, kRelaxed); }
+  // Access log lines lost: the writer fell behind (queue full) or writing failed.
+  void access_log_dropped(bool write_error, uint64_t lines = 1) {
+    (write_error ? access_log_write_failed_ : access_log_queue_full_).fetch_add(lines, kRelaxed);
+  }
 
   // `per_room`: also the series per room (their labels are room names).
   std::string render(const Engine& engine, bool per_room = true) const;
@@ -89,6 +93,7 @@ class Metrics {
   std::atomic<uint64_t> joins_new_{0}, joins_existing_{0};
   std::array<std::atomic<int64_t>, static_cast<size_t>(ConnKind::kCount)> open_{};
   std::atomic<uint64_t> dropped_slow_{0}, refused_{0}, accept_backoffs_{0};
+  std::atomic<uint64_t> access_log_queue_full_{0}, access_log_write_failed_{0};
 };
 
 }  // namespace anteroom

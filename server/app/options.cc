@@ -2,12 +2,14 @@
 
 #include <arpa/inet.h>
 
+#include "server/app/config_options.h"
 #include "server/app/secrets.h"
 
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 namespace anteroom {
@@ -53,6 +55,22 @@ std::string check_endpoint(const char* flag, const std::string& value) {
   return "";
 }
 
+// A room default's check ("admit_per_second applies to ...") told with its flag's name.
+std::string room_flag_message(const std::string& message) {
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"capacity", "--room-capacity"},
+      {"admit_per_second", "--room-admit-per-second"},
+      {"allowed_ttl_seconds", "--room-allowed-ttl"},
+      {"session_ttl_seconds", "--room-session-ttl"},
+      {"heartbeat_timeout_seconds", "--room-heartbeat-timeout"},
+      {"max_waiting", "--room-max-waiting"}};
+  const std::string field = message.substr(0, message.find(' '));
+  for (const auto& [name, flag] : kFlags) {
+    if (field == name) return flag + message.substr(field.size());
+  }
+  return "--room-" + message;
+}
+
 Status check(const Options& o) {
   auto bad = [](const std::string& m) { return Status(Code::kInvalidArgument, m); };
   if (std::string why = check_endpoint("--listen", o.listen); !why.empty()) return bad(why);
@@ -70,8 +88,10 @@ Status check(const Options& o) {
   }
   if (o.max_connections == 0) return bad("--max-connections must be at least 1");
   if (o.header_limit < 1024) return bad("--header-limit must be at least 1024");
-  if (o.idle_timeout_s == 0 || o.request_timeout_s == 0) return bad("timeouts must be >= 1 s");
-  if (o.push_interval_ms == 0 || o.owner_tick_ms == 0) return bad("intervals must be >= 1 ms");
+  if (o.idle_timeout_s == 0) return bad("--idle-timeout must be >= 1 s");
+  if (o.request_timeout_s == 0) return bad("--request-timeout must be >= 1 s");
+  if (o.push_interval_ms == 0) return bad("--push-interval must be >= 1 ms");
+  if (o.owner_tick_ms == 0) return bad("--owner-tick must be >= 1 ms");
   if (o.stream_keepalive_s == 0) return bad("--stream-keepalive must be >= 1 s");
   if (o.stream_queue_limit == 0) return bad("--stream-queue must be >= 1");
   if (o.max_connections_per_address == 0) return bad("--max-connections-per-address must be >= 1");
@@ -104,7 +124,7 @@ Status check(const Options& o) {
   if (!o.demo_room.empty() && !valid_room_name(o.demo_room)) {
     return bad("--demo-room: room names are 1-64 characters of A-Z a-z 0-9 _ -");
   }
-  if (Status st = o.room.validate(); !st.is_ok()) return bad("--room-" + st.message());
+  if (Status st = o.room.validate(); !st.is_ok()) return bad(room_flag_message(st.message()));
   return Status::ok();
 }
 
@@ -179,27 +199,37 @@ void add_cluster_and_room_flags(po::options_description& d, Options& o, std::str
   // clang-format on
 }
 
-}  // namespace
+Status admission_of(const std::string& admission, RoomConfig* room) {
+  if (admission == "auto") {
+    room->admission = AdmissionMode::kAuto;
+  } else if (admission == "manual") {
+    room->admission = AdmissionMode::kManual;
+  } else {
+    return Status(Code::kInvalidArgument, "--room-admission must be auto or manual");
+  }
+  return Status::ok();
+}
 
-Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
-  Options o;
-  std::string admission = "auto";
-  po::options_description d(
-      "anteroom: a virtual waiting room\n\n"
-      "usage: anteroom [flags]\n\n"
-      "Flags (the first six and --cluster also from ANTEROOM_LISTEN, ANTEROOM_DATA_DIR,\n"
-      "ANTEROOM_APPENDFSYNC, ANTEROOM_ADMIN_KEY, ANTEROOM_TOKEN_SECRET, ANTEROOM_THREADS,\n"
-      "ANTEROOM_CLUSTER)");
+// The switches, read as booleans (`no-persistence = true` in a config file).
+struct Switches {
+  bool persistence = false;   // --no-persistence
+  bool room_metrics = false;  // --no-room-metrics
+};
+
+// Every flag but the cluster's and the room defaults: the first half of --help.
+void add_server_flags(po::options_description& d, Options& o, Switches& off) {
   // clang-format off
   d.add_options()
     ("help,h", "print this and exit")
+    ("config", po::value(&o.config), "FILE of `name = value` lines, one for any flag here, and [room NAME] sections (docs/server.md); flags and ANTEROOM_* variables win over it")
+    ("access-log", po::value(&o.access_log), "PATH, or - for standard output: one JSON line per request (docs/server.md); off by default")
     ("listen", po::value(&o.listen)->default_value(o.listen), "HOST:PORT to listen on; port 0 picks a free port and prints it")
     ("admin-listen", po::value(&o.admin_listen), "HOST:PORT of a listener of its own for the operator routes (rooms, admit, clear, events and pages written, snapshot, cluster, metrics); --listen then answers them 404")
     ("public-url", po::value(&o.public_url), "the URL visitors reach anteroom at (https://queue.example.com); https marks the cookies Secure")
     ("threads", po::value(&o.threads)->default_value(o.threads), "I/O threads; 0 = one per core")
     ("data-dir", po::value(&o.data_dir)->default_value(o.data_dir), "directory for the token secret, the admin key and the log")
     ("appendfsync", po::value(&o.appendfsync)->default_value(o.appendfsync), "always | everysec | no: when the log is synced to disk")
-    ("no-persistence", "keep everything in memory only")
+    ("no-persistence", po::bool_switch(&off.persistence), "keep everything in memory only")
     ("snapshot-after", po::value(&o.snapshot_after_mb)->default_value(o.snapshot_after_mb), "MiB: snapshot (compact) the log once it is larger than this and twice its last compacted size; 0 = only through POST /v1/admin/snapshot")
     ("admin-key", po::value(&o.admin_key), "Bearer key for the operator routes, at least 16 bytes; default: DATA_DIR/admin-key, created if absent and printed at start")
     ("token-secret", po::value(&o.token_secret), "HS256 secret for admission tokens, at least 32 bytes; default: DATA_DIR/token-secret, created if absent")
@@ -221,14 +251,37 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
     ("operator-reserve", po::value(&o.operator_reserve)->default_value(o.operator_reserve), "connections under --max-connections kept for health, metrics and operator requests")
     ("max-streams-per-ticket", po::value(&o.max_streams_per_ticket)->default_value(o.max_streams_per_ticket), "SSE and WebSocket streams watching one ticket at most; more are answered 429")
     ("stream-heartbeat-limit", po::value(&o.stream_heartbeat_limit_s)->default_value(o.stream_heartbeat_limit_s), "seconds an open stream alone counts as a waiting visitor's heartbeat")
-    ("no-room-metrics", "leave per-room series (room names) out of /metrics")
+    ("no-room-metrics", po::bool_switch(&off.room_metrics), "leave per-room series (room names) out of /metrics")
     ("trusted-proxy", po::value(&o.trusted_proxies)->composing(), "CIDR of a proxy in front (repeatable, e.g. 127.0.0.1/32): its connections carry many visitors, so no per-address limit applies to them");
   // clang-format on
+}
+
+}  // namespace
+
+Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
+  Options o;
+  Switches off;
+  std::string admission = "auto";
+  po::options_description d(
+      "anteroom: a virtual waiting room\n\n"
+      "usage: anteroom [flags]\n\n"
+      "Flags (seven also from ANTEROOM_LISTEN, ANTEROOM_DATA_DIR, ANTEROOM_APPENDFSYNC,\n"
+      "ANTEROOM_ADMIN_KEY, ANTEROOM_TOKEN_SECRET, ANTEROOM_THREADS, ANTEROOM_CLUSTER; any but\n"
+      "--help and --config also as `name = value` in the --config file, which both win over)");
+  add_server_flags(d, o, off);
   add_cluster_and_room_flags(d, o, admission);
   po::variables_map vm;
+  std::optional<ConfigFile> file;
+  FileFlags from_file;  // the flags the file set, and where
   try {
     po::store(po::parse_command_line(argc, argv, d), vm);
     po::store(po::parse_environment(d, flag_of_variable), vm);
+    if (vm.count("help") == 0 && vm.count("config") != 0) {
+      auto read = read_config_file(vm["config"].as<std::string>());
+      if (!read.is_ok()) return read.status();
+      file = std::move(read).value();
+      if (Status st = store_config_flags(*file, d, &vm, &from_file); !st.is_ok()) return st;
+    }
     po::notify(vm);
   } catch (const po::error_with_option_name& e) {
     return Status(Code::kInvalidArgument, describe(e, argc, argv));
@@ -241,16 +294,14 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
     *exit_now = s.str();
     return o;
   }
-  o.persistence = vm.count("no-persistence") == 0;
-  o.room_metrics = vm.count("no-room-metrics") == 0;
-  if (admission == "auto") {
-    o.room.admission = AdmissionMode::kAuto;
-  } else if (admission == "manual") {
-    o.room.admission = AdmissionMode::kManual;
-  } else {
-    return Status(Code::kInvalidArgument, "--room-admission must be auto or manual");
+  o.persistence = !off.persistence;
+  o.room_metrics = !off.room_metrics;
+  Status st = admission_of(admission, &o.room);
+  if (st.is_ok()) st = check(o);
+  if (!st.is_ok()) return file ? attribute(st, *file, from_file) : st;
+  if (file) {
+    if (Status rooms = declare_rooms(*file, &o); !rooms.is_ok()) return rooms;
   }
-  if (Status st = check(o); !st.is_ok()) return st;
   return o;
 }
 

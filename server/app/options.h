@@ -12,7 +12,22 @@
 
 namespace anteroom {
 
+// A room declared in the --config file (`[room NAME]`): put at every start like a
+// PUT /v1/rooms/NAME with these settings (docs/server.md "Config file").
+struct DeclaredRoom {
+  std::string name;
+  std::string where;     // "FILE:LINE: " of its [room NAME] line, for messages
+  std::string settings;  // the settings as a PUT body (a JSON object), already checked
+};
+
 struct Options {
+  // --config FILE: every flag as `name = value`; flags and ANTEROOM_* variables win over it.
+  std::string config;
+  std::vector<DeclaredRoom> rooms;  // the file's [room NAME] sections
+  // --access-log PATH|-: one JSON line per request (docs/server.md "Access log"); "-" is
+  // standard output; empty: off.
+  std::string access_log;
+
   std::string listen = "127.0.0.1:8080";  // --listen HOST:PORT (port 0: any free port)
   // --admin-listen HOST:PORT: the operator routes (docs/api.md) are served here only, and
   // the --listen address answers them 404; empty: every route on --listen.

@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "server/app/access_log.h"
 #include "server/app/api.h"
 #include "server/app/dashboard_feed.h"
 #include "server/app/metrics.h"
@@ -27,6 +28,7 @@ struct ServerContext {
   std::atomic<int64_t> connections{0};
   std::atomic<bool> stopping{false};  // lone flag: relaxed
   AddressCounts addresses;            // open connections per client address
+  AccessLog* access_log = nullptr;    // --access-log; set before serving, null when off
   const TrustedProxies proxies{options.trusted_proxies};
   const DashboardFeed* dashboard = nullptr;  // set by the server before it starts
 };

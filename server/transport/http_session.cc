@@ -5,7 +5,9 @@
 // read; the response head is written by hand into one reused buffer; timeouts are a
 // deadline variable checked by one watchdog timer per connection, so moving the deadline
 // costs an assignment, not a timer cancel and re-arm.
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <optional>
 
 #include "server/transport/fail.h"
@@ -52,6 +54,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   }
 
   void do_read() {
+    client_.clear();  // this request's, once read (client_address)
     parser_.emplace();
     parser_->header_limit(ctx_.options.header_limit);
     parser_->body_limit(ctx_.options.body_limit);
@@ -171,8 +174,51 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       peer_known_ = !ec;
       if (!peer_known_) return {};
     }
-    client_ = ctx_.proxies.client_of(peer_, forwarded_for(parser_->get()));
+    client_ip_ = ctx_.proxies.client_ip(peer_, forwarded_for(parser_->get()));
+    client_ = TrustedProxies::key_of(client_ip_);
     return client_;
+  }
+
+  // The access log's line of this request (--access-log), answered `status` in `bytes`.
+  void log_access(Route route, unsigned status, uint64_t bytes) {
+    AccessRecord rec;
+    rec.unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    rec.duration_us = static_cast<uint32_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started_).count());
+    rec.status = static_cast<uint16_t>(status);
+    rec.route = route;
+    rec.bytes = bytes;
+    if (client_.empty()) client_address();  // a request refused before it reached the API
+    if (peer_known_ && client_ip_.is_v4()) {
+      const auto b = client_ip_.to_v4().to_bytes();
+      std::memcpy(rec.address.data(), b.data(), b.size());
+      rec.address_size = 4;
+    } else if (peer_known_) {
+      const auto b = client_ip_.to_v6().to_bytes();
+      std::memcpy(rec.address.data(), b.data(), b.size());
+      rec.address_size = 16;
+    }
+    const auto& req = parser_->get();
+    std::string_view method = req.method_string(), target = req.target();
+    if (method.empty() && target.empty()) unparsed_request_line(&method, &target);
+    rec.set_request(method, target);
+    ctx_.access_log->record(std::move(rec));
+  }
+
+  // A request line the parser refused (a 400 before the request was read) is still in the
+  // buffer: its method and target, as sent, for the access log.
+  void unparsed_request_line(std::string_view* method, std::string_view* target) const {
+    const auto data = buffer_.data();
+    std::string_view line(static_cast<const char*>(data.data()),
+                          std::min<size_t>(data.size(), ctx_.options.header_limit));
+    line = line.substr(0, line.find("\r\n"));
+    const size_t space = line.find(' ');
+    if (space == std::string_view::npos) return;
+    *method = line.substr(0, space);
+    *target = line.substr(
+        space + 1, line.rfind(' ') > space ? line.rfind(' ') - space - 1 : std::string_view::npos);
   }
 
   std::string_view header_named(std::string_view name) const {
@@ -200,6 +246,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     ctx_.metrics.request(r.route, 101, elapsed());
     if (r.upgrade == ApiResponse::Upgrade::kWebSocket && !websocket::is_upgrade(parser_->get())) {
       return reply_error(400, "websocket_required", "this route speaks WebSocket only");
+    }
+    if (ctx_.access_log != nullptr) {  // one line as the stream opens; its bytes are not counted
+      log_access(r.route, r.upgrade == ApiResponse::Upgrade::kWebSocket ? 101 : 200, 0);
     }
     done_ = true;
     watchdog_.cancel();
@@ -255,6 +304,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (!head && r.status != 204 && !r.shared_body) out_ += r.body;
     // A shared body goes out from where it is, kept alive until written.
     shared_out_ = head || r.status == 204 ? nullptr : r.shared_body;
+    if (ctx_.access_log != nullptr) {
+      log_access(r.route, r.status, out_.size() + (shared_out_ ? shared_out_->size() : 0));
+    }
     std::array<net::const_buffer, 2> buffers{
         net::buffer(out_), shared_out_ ? net::buffer(*shared_out_) : net::const_buffer()};
     net::async_write(socket_, buffers,
@@ -289,6 +341,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<const std::string> shared_out_;  // the shared body being written
   net::ip::address peer_;                          // the socket's peer, once read
+  net::ip::address client_ip_;                     // client_address()'s, whole
   bool peer_known_ = false;
   std::string client_;   // client_address()'s bytes
   std::string out_;      // the response being written; reused

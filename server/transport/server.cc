@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/app/declared_rooms.h"
 #include "server/app/token.h"
 #include "server/transport/beast.h"
 #include "server/transport/context.h"
@@ -84,7 +85,8 @@ struct Server::Impl {
   Listener listener;
   std::unique_ptr<Listener> admin_listener;  // --admin-listen
   uint16_t admin_port = 0;
-  net::steady_timer pump_timer;  // on contexts[0], like the listener
+  net::steady_timer pump_timer;           // on contexts[0], like the listener
+  std::unique_ptr<AccessLog> access_log;  // --access-log; opened by start()
   std::vector<Event> events;
   std::chrono::steady_clock::time_point next_flush{};
   std::chrono::steady_clock::time_point next_sample{};
@@ -121,6 +123,16 @@ Result<uint16_t> Server::start() {
   // The demo room is created if absent; a recovered one keeps the config it had.
   if (!m.options.demo_room.empty() && !m.engine->room_info(m.options.demo_room).is_ok()) {
     if (Status st = m.engine->put_room(m.options.demo_room, m.options.room); !st.is_ok()) return st;
+  }
+  // The --config file's rooms: created, or brought to the file's settings, as a PUT would.
+  for (const DeclaredRoom& room : m.options.rooms) {
+    if (Status st = put_declared_room(*m.engine, m.options.room, room); !st.is_ok()) return st;
+  }
+  if (!m.options.access_log.empty()) {
+    auto log = AccessLog::open(m.options.access_log, m.metrics);
+    if (!log.is_ok()) return log.status();
+    m.access_log = std::move(log).value();
+    m.ctx.access_log = m.access_log.get();
   }
   auto port = m.listener.listen(m.options.host(), m.options.port());
   if (!port.is_ok()) return port.status();
@@ -166,6 +178,7 @@ void Server::stop(int grace_ms) {
   for (auto& c : m.contexts) c->stop();
   for (auto& t : m.threads) t.join();
   m.threads.clear();
+  if (m.access_log) m.access_log->stop();  // writes every line still queued
   {
     std::lock_guard lock(m.mu);
     m.stopped_cv.notify_all();

@@ -43,8 +43,8 @@ std::string forwarded_for(const http::fields& fields) {
   return out;
 }
 
-std::string TrustedProxies::client_of(const net::ip::address& peer,
-                                      std::string_view forwarded) const {
+net::ip::address TrustedProxies::client_ip(const net::ip::address& peer,
+                                           std::string_view forwarded) const {
   net::ip::address client = peer;
   if (contains(peer)) {
     while (!forwarded.empty()) {
@@ -64,6 +64,10 @@ std::string TrustedProxies::client_of(const net::ip::address& peer,
   if (client.is_v6() && client.to_v6().is_v4_mapped()) {
     client = net::ip::make_address_v4(net::ip::v4_mapped, client.to_v6());
   }
+  return client;
+}
+
+std::string TrustedProxies::key_of(const net::ip::address& client) {
   if (client.is_v4()) {
     const auto b = client.to_v4().to_bytes();
     return {reinterpret_cast<const char*>(b.data()), b.size()};

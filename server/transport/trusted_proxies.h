@@ -21,7 +21,13 @@ class TrustedProxies {
   // or, when `peer` is trusted, the rightmost address of `forwarded` (X-Forwarded-For, every header
   // joined by commas) that is not itself trusted. An entry that does not parse ends the walk: the
   // last trusted hop stands for the client.
-  std::string client_of(const net::ip::address& peer, std::string_view forwarded) const;
+  std::string client_of(const net::ip::address& peer, std::string_view forwarded) const {
+    return key_of(client_ip(peer, forwarded));
+  }
+  // The client's whole address (IPv4-mapped IPv6 as IPv4), chosen as client_of says.
+  net::ip::address client_ip(const net::ip::address& peer, std::string_view forwarded) const;
+  // client_of's bytes of an address client_ip chose.
+  static std::string key_of(const net::ip::address& client);
   bool empty() const { return v4_.empty() && v6_.empty(); }
 
  private:

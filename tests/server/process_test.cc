@@ -31,7 +31,7 @@ TEST(Process, HelpDocumentsEveryFlag) {
                            "--stream-queue",     "--owner-tick",       "--demo-room",
                            "--room-capacity",    "--room-admission",   "--room-admit-per-second",
                            "--room-allowed-ttl", "--room-session-ttl", "--room-heartbeat-timeout",
-                           "--room-max-waiting"}) {
+                           "--room-max-waiting", "--config",           "--access-log"}) {
     EXPECT_NE(all.find(flag), std::string::npos) << flag;
   }
 }
@@ -126,6 +126,72 @@ TEST(Process, CheckLogFindsAndFixesDamage) {
   EXPECT_NE(listening_port(again.out), 0);  // starts on what is left
   kill(again.pid, SIGTERM);
   EXPECT_EQ(wait_exit(again.pid, std::chrono::seconds(10)), 0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace anteroom::testing
+
+namespace anteroom::testing {
+namespace {
+
+// --config: a room declared in the file exists from the start, and at each start is brought
+// back to the file's settings (the ones the file names; the rest stay as they were put).
+TEST(Process, ConfigFileDeclaresRooms) {
+  auto dir = std::filesystem::temp_directory_path() / ("anteroom-conf-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string conf = (dir / "anteroom.conf").string();
+  std::ofstream(conf) << "# written by the test\n"
+                      << "listen = 127.0.0.1:0\n"
+                      << "data-dir = " << (dir / "data").string() << "\n"
+                      << "admin-key = " << kAdminKey << "\n"
+                      << "token-secret = " << kSecret << "\n"
+                      << "appendfsync = always\n"
+                      << "[room sale]\n"
+                      << "capacity = 7\n"
+                      << "admission = manual\n";
+  for (int run = 0; run < 2; ++run) {
+    Child c = spawn({ANTEROOM_BINARY, "--config", conf});
+    const uint16_t port = listening_port(c.out);
+    ASSERT_NE(port, 0);
+    {
+      HttpClient client(port);
+      Reply room = client.admin("GET", "/v1/rooms/sale");
+      ASSERT_EQ(room.status, 200u) << room.body;
+      EXPECT_EQ(json_field(room.body, "capacity"), "7");  // the file's, again on the second run
+      EXPECT_EQ(json_field(room.body, "admission"), "manual");
+      if (run == 0) {
+        EXPECT_EQ(json_field(room.body, "max_waiting"), "1000000");
+        ASSERT_EQ(
+            client.admin("PUT", "/v1/rooms/sale", R"({"capacity":9,"max_waiting":123})").status,
+            200u);
+        ASSERT_EQ(client.request("POST", "/v1/rooms/sale/tickets").status, 201u);
+      } else {
+        EXPECT_EQ(json_field(room.body, "max_waiting"), "123");  // not in the file: as put
+        EXPECT_EQ(json_field(room.body, "waiting"), "1");        // the room kept its line
+      }
+    }
+    kill(c.pid, SIGTERM);
+    EXPECT_EQ(wait_exit(c.pid, std::chrono::seconds(10)), 0);
+    fclose(c.out);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A bad file stops start-up with the file and the line, status 2, nothing listening.
+TEST(Process, BadConfigFileStopsStartUp) {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("anteroom-badconf-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string conf = (dir / "anteroom.conf").string();
+  std::ofstream(conf)
+      << "listen = 127.0.0.1:0\nno-persistence = true\n\n[room sale]\ncapacty = 5\n";
+  Child c = spawn({ANTEROOM_BINARY, "--config", conf}, 0, true);
+  const std::string out = all_output(c.out);
+  EXPECT_EQ(wait_exit(c.pid, std::chrono::seconds(5)), 2);
+  EXPECT_EQ(out, "anteroom: " + conf + ":5: room sale: unknown field 'capacty' (see --help)\n");
+  fclose(c.out);
   std::filesystem::remove_all(dir);
 }
 

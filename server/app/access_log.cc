@@ -1,0 +1,255 @@
+#include "server/app/access_log.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <concurrentqueue/concurrentqueue.h>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+#include <ctime>
+#include <vector>
+
+#include "engine/model.h"
+
+namespace anteroom {
+
+void AccessRecord::set_request(std::string_view method, std::string_view target) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  method_size_ = static_cast<uint16_t>(std::min<size_t>(method.size(), UINT16_MAX));
+  method = method.substr(0, method_size_);
+  if (method.size() + path.size() <= short_.size()) {
+    std::memcpy(short_.data(), method.data(), method.size());
+    std::memcpy(short_.data() + method.size(), path.data(), path.size());
+    short_size_ = static_cast<uint8_t>(method.size() + path.size());
+    long_.clear();
+    return;
+  }
+  long_.reserve(method.size() + path.size());
+  long_.assign(method);
+  long_.append(path);
+}
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+// The length of the UTF-8 sequence starting at p[0] (shortest form, no surrogates, at most
+// U+10FFFF), or 0 if the bytes there are not one.
+size_t utf8_length(const unsigned char* p, size_t n) {
+  auto cont = [&](size_t i) { return i < n && (p[i] & 0xC0) == 0x80; };
+  const unsigned char c = p[0];
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (n < 2 || (c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F)) return 0;
+    return cont(1) && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (n < 2 || (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F)) return 0;
+    return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+// The room of a route that has one: /v1/rooms/{room}..., /wait/{room}, /v1/gate/{room}.
+std::string_view room_of(const AccessRecord& r) {
+  if (r.route == Route::kNotFound || r.route == Route::kListRooms) return {};
+  std::string_view p = r.path();
+  for (std::string_view prefix : {"/v1/rooms/", "/wait/", "/v1/gate/"}) {
+    if (!p.starts_with(prefix)) continue;
+    p.remove_prefix(prefix.size());
+    const std::string_view room = p.substr(0, p.find('/'));
+    return valid_room_name(room) ? room : std::string_view{};
+  }
+  return {};
+}
+
+// "2026-12-01T09:10:11.123456Z"; the part up to the second is kept from the last call.
+void append_time(int64_t unix_us, std::string* out) {
+  thread_local int64_t cached_second = -1;
+  thread_local char prefix[32];
+  const int64_t second = unix_us / 1'000'000;
+  if (second != cached_second) {
+    const time_t t = static_cast<time_t>(second);
+    tm utc{};
+    gmtime_r(&t, &utc);
+    std::strftime(prefix, sizeof prefix, "%Y-%m-%dT%H:%M:%S", &utc);
+    cached_second = second;
+  }
+  char fraction[16];
+  std::snprintf(fraction, sizeof fraction, ".%06lldZ",
+                static_cast<long long>(unix_us - second * 1'000'000));
+  out->append(prefix);
+  out->append(fraction);
+}
+
+}  // namespace
+
+void append_json_string(std::string_view s, std::string* out) {
+  out->push_back('"');
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t plain = 0;  // start of the run of bytes copied as they are
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+      ++i;
+      continue;
+    }
+    if (c >= 0x80) {
+      if (const size_t len = utf8_length(p + i, n - i); len != 0) {
+        i += len;
+        continue;
+      }
+    }
+    out->append(s.substr(plain, i - plain));
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(static_cast<char>(c));
+    } else if (c >= 0x80) {
+      out->append("\\ufffd");  // not UTF-8
+    } else {
+      out->append("\\u00");
+      out->push_back(kHex[c >> 4]);
+      out->push_back(kHex[c & 15]);
+    }
+    plain = ++i;
+  }
+  out->append(s.substr(plain));
+  out->push_back('"');
+}
+
+void append_access_line(const AccessRecord& r, std::string* out) {
+  out->append(R"({"time":")");
+  append_time(r.unix_us, out);
+  out->append(R"(","client":)");
+  char address[INET6_ADDRSTRLEN] = "";
+  if (r.address_size == 4 || r.address_size == 16) {
+    inet_ntop(r.address_size == 4 ? AF_INET : AF_INET6, r.address.data(), address, sizeof address);
+    out->push_back('"');
+    out->append(address);
+    out->push_back('"');
+  } else {
+    out->append("null");
+  }
+  out->append(R"(,"method":)");
+  append_json_string(r.method(), out);
+  out->append(R"(,"path":)");
+  append_json_string(r.path(), out);
+  out->append(R"(,"status":)");
+  out->append(std::to_string(r.status));
+  out->append(R"(,"bytes":)");
+  out->append(std::to_string(r.bytes));
+  out->append(R"(,"duration_us":)");
+  out->append(std::to_string(r.duration_us));
+  out->append(R"(,"route":")");
+  out->append(route_name(r.route));
+  out->push_back('"');
+  if (const std::string_view room = room_of(r); !room.empty()) {
+    out->append(R"(,"room":")");
+    out->append(room);  // a valid room name: nothing to escape
+    out->push_back('"');
+  }
+  out->append("}\n");
+}
+
+struct AccessLog::Queue {
+  moodycamel::ConcurrentQueue<AccessRecord> records;
+};
+
+Result<std::unique_ptr<AccessLog>> AccessLog::open(const std::string& path, Metrics& metrics,
+                                                   Limits limits) {
+  if (path == "-") {
+    return std::unique_ptr<AccessLog>(new AccessLog(STDOUT_FILENO, false, metrics, limits));
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  if (fd < 0) {
+    return Status(Code::kInvalidArgument,
+                  "cannot open the access log " + path + ": " + std::error_code(errno, std::generic_category()).message());
+  }
+  return std::unique_ptr<AccessLog>(new AccessLog(fd, true, metrics, limits));
+}
+
+AccessLog::AccessLog(int fd, bool owns_fd, Metrics& metrics, Limits limits)
+    : fd_(fd),
+      owns_fd_(owns_fd),
+      metrics_(metrics),
+      limits_(limits),
+      queue_(std::make_unique<Queue>()),
+      writer_([this] { run(); }) {}
+
+AccessLog::~AccessLog() { stop(); }
+
+void AccessLog::record(AccessRecord&& r) {
+  const size_t cost = r.cost();
+  if (queued_bytes_.fetch_add(cost, std::memory_order_relaxed) + cost > limits_.max_queued_bytes) {
+    queued_bytes_.fetch_sub(cost, std::memory_order_relaxed);
+    metrics_.access_log_dropped(false);
+    return;
+  }
+  queue_->records.enqueue(std::move(r));
+}
+
+void AccessLog::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  writer_.join();
+  if (owns_fd_) ::close(fd_);
+}
+
+// Sleeps an interval, writes what came meanwhile, again; at stop, writes what is left.
+void AccessLog::run() {
+  std::string out;
+  out.reserve(size_t{1} << 17);
+  std::vector<AccessRecord> batch(256);
+  uint64_t lines = 0;  // in `out`
+  for (;;) {
+    bool stopping = false;
+    {
+      std::unique_lock lock(mu_);
+      stopping = wake_.wait_for(lock, limits_.interval, [this] { return stopping_; });
+    }
+    while (drain(&batch, &out, &lines)) {
+    }
+    if (stopping) return;
+  }
+}
+
+bool AccessLog::drain(std::vector<AccessRecord>* batch, std::string* out, uint64_t* lines) {
+  const size_t n = queue_->records.try_dequeue_bulk(batch->begin(), batch->size());
+  size_t freed = 0;
+  for (size_t i = 0; i < n; ++i) {
+    append_access_line((*batch)[i], out);
+    freed += (*batch)[i].cost();
+  }
+  queued_bytes_.fetch_sub(freed, std::memory_order_relaxed);
+  *lines += n;
+  // Written in pieces of about 64 KiB, and whenever the queue is empty.
+  if (n != 0 && out->size() < (size_t{1} << 16)) return true;
+  if (!out->empty()) write_out(out, *lines);
+  *lines = 0;
+  return n != 0;
+}
+
+void AccessLog::write_out(std::string* out, uint64_t lines) {
+  size_t done = 0;
+  while (done < out->size()) {
+    const ssize_t w = ::write(fd_, out->data() + done, out->size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      metrics_.access_log_dropped(true, lines);  // the whole batch: which lines made it is unknown
+      out->clear();
+      return;
+    }
+    done += static_cast<size_t>(w);
+  }
+  written_.fetch_add(lines, std::memory_order_relaxed);
+  out->clear();
+}
+
+}  // namespace anteroom

@@ -1,0 +1,33 @@
+// How the --config file's lines become options (options.cc): flags stored after the
+// command line and the environment (which therefore win), errors told with the file and
+// the line, and [room NAME] sections checked the way PUT /v1/rooms/{room} checks a body.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <map>
+#include <string>
+
+#include "server/app/config_file.h"
+#include "server/app/options.h"
+
+namespace anteroom {
+
+// The flags a config file set: name -> (line, value); a repeatable flag once per line.
+using FileFlags = std::multimap<std::string, std::pair<unsigned, std::string>>;
+
+// Stores the file's flags into *vm, except those the command line or the environment set
+// (checked all the same). Unknown keys, keys given twice and values that do not read are
+// kInvalidArgument "FILE:LINE: ...". *used gets every flag taken from the file.
+Status store_config_flags(const ConfigFile& file,
+                          const boost::program_options::options_description& d,
+                          boost::program_options::variables_map* vm, FileFlags* used);
+
+// `st` (a check of the options naming --FLAG) with the file and line in front when FLAG's
+// value came from the file.
+Status attribute(const Status& st, const ConfigFile& file, const FileFlags& used);
+
+// Checks the file's rooms against the room defaults in *o and puts them in o->rooms; a bad
+// setting is kInvalidArgument "FILE:LINE: room NAME: ...".
+Status declare_rooms(const ConfigFile& file, Options* o);
+
+}  // namespace anteroom

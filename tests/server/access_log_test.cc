@@ -1,0 +1,348 @@
+// --access-log (server/app/access_log.cc and the HTTP session): every line valid JSON with
+// the request's fields, whatever bytes the path holds; the writer bounded (drops, counted,
+// never blocks a request) and flushed on shutdown.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "server/app/access_log.h"
+#include "tests/server/harness.h"
+
+namespace anteroom::testing {
+namespace {
+namespace json = boost::json;
+
+std::filesystem::path temp_path(const std::string& name) {
+  return std::filesystem::temp_directory_path() /
+         ("anteroom-access-" + std::to_string(getpid()) + "-" + name);
+}
+
+// Every line of the file, each parsed (a line that is not a JSON object fails the test).
+std::vector<json::object> read_lines(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::vector<json::object> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    boost::system::error_code ec;
+    json::value v = json::parse(line, ec);  // Boost.JSON also refuses text that is not UTF-8
+    EXPECT_FALSE(ec) << "not JSON: " << line;
+    EXPECT_TRUE(v.is_object()) << line;
+    if (!ec && v.is_object()) out.push_back(v.as_object());
+  }
+  return out;
+}
+
+std::string escaped(std::string_view s) {
+  std::string out;
+  append_json_string(s, &out);
+  return out;
+}
+
+// What a JSON parser reads back from the escaped string.
+std::string round_trip(std::string_view s) {
+  boost::system::error_code ec;
+  json::value v = json::parse(escaped(s), ec);
+  EXPECT_FALSE(ec) << escaped(s);
+  return ec || !v.is_string() ? std::string("(not JSON)") : std::string(v.as_string());
+}
+
+TEST(AccessLogFormat, EveryByteMakesValidJson) {
+  for (int b = 0; b < 256; ++b) {
+    const std::string s = std::string("a") + static_cast<char>(b) + "z";
+    const std::string back = round_trip(s);
+    if (b < 0x80) {
+      EXPECT_EQ(back, s) << "byte " << b;  // ASCII, control bytes included, reads back as sent
+    } else {
+      EXPECT_EQ(back, "a\xEF\xBF\xBDz") << "byte " << b;  // a lone byte >= 0x80 is U+FFFD
+    }
+  }
+  EXPECT_EQ(escaped("\"\\\x01\x1f\x7f\n"), R"("\"\\\u0001\u001f\u007f\u000a")");
+}
+
+TEST(AccessLogFormat, Utf8KeptAndBadSequencesReplaced) {
+  const std::string good =
+      "/caf\xC3\xA9/\xE2\x82\xAC/\xF0\x9F\x98\x80/\xED\x9F\xBF/\xF4\x8F\xBF\xBF";
+  EXPECT_EQ(round_trip(good), good);
+  EXPECT_EQ(escaped(good), "\"" + good + "\"");  // valid UTF-8 is copied, not escaped
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(round_trip("\xC0\x80"), fffd + fffd);                        // overlong NUL
+  EXPECT_EQ(round_trip("\xED\xA0\x80"), fffd + fffd + fffd);             // a UTF-16 surrogate
+  EXPECT_EQ(round_trip("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd);  // past U+10FFFF
+  EXPECT_EQ(round_trip("x\xE2\x82"), "x" + fffd + fffd);                 // cut short at the end
+  EXPECT_EQ(round_trip("\xE2\x82x"), fffd + fffd + "x");                 // cut short in the middle
+}
+
+TEST(AccessLogFormat, LineCarriesEveryField) {
+  AccessRecord r;
+  r.unix_us = 1'764'579'600'123'456;  // 2025-12-01T09:00:00.123456Z
+  r.duration_us = 42;
+  r.status = 201;
+  r.route = Route::kJoin;
+  r.address_size = 16;
+  r.address = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  r.bytes = 321;
+  r.set_request("POST", "/v1/rooms/sale/tickets?utm=x&y=\"z\"");
+  std::string line;
+  append_access_line(r, &line);
+  EXPECT_EQ(line, R"({"time":"2025-12-01T09:00:00.123456Z","client":"2001:db8::1","method":"POST",)"
+                  R"("path":"/v1/rooms/sale/tickets","status":201,"bytes":321,"duration_us":42,)"
+                  R"("route":"join","room":"sale"})"
+                  "\n");
+  // A long path (not kept in place) and no route: no room.
+  AccessRecord l;
+  l.route = Route::kNotFound;
+  l.set_request("GET", "/v1/rooms/sale/" + std::string(300, 'x'));
+  EXPECT_EQ(l.path(), "/v1/rooms/sale/" + std::string(300, 'x'));
+  line.clear();
+  append_access_line(l, &line);
+  json::object o = json::parse(line).as_object();
+  EXPECT_EQ(o.at("client"), nullptr);
+  EXPECT_FALSE(o.contains("room"));
+}
+
+TEST(AccessLogWriter, FlushesOnShutdown) {
+  const auto path = temp_path("flush.log");
+  std::filesystem::remove(path);
+  Metrics metrics;
+  // The writer first wakes after an hour: only stop() can write these lines.
+  auto log = AccessLog::open(path.string(), metrics, {size_t{16} << 20, std::chrono::hours(1)});
+  ASSERT_TRUE(log.is_ok()) << log.status().message();
+  for (int i = 0; i < 1000; ++i) {
+    AccessRecord r;
+    r.status = 200;
+    r.route = Route::kStatus;
+    r.set_request("GET", "/v1/rooms/r/tickets/" + std::to_string(i));
+    log.value()->record(std::move(r));
+  }
+  EXPECT_EQ(std::filesystem::file_size(path), 0u);  // batched, not written per request
+  log.value()->stop();
+  auto lines = read_lines(path);
+  ASSERT_EQ(lines.size(), 1000u);
+  std::set<std::string> paths;
+  for (const auto& o : lines) paths.insert(std::string(o.at("path").as_string()));
+  EXPECT_EQ(paths.size(), 1000u);
+  EXPECT_EQ(log.value()->written(), 1000u);
+  std::filesystem::remove(path);
+}
+
+// The counter of lines dropped for a reason, from /metrics.
+uint64_t dropped(const Metrics& m, const char* reason) {
+  auto engine = make_sharded_engine();
+  const std::string text = m.render(*engine);
+  const std::string key =
+      std::string("anteroom_access_log_dropped_total{reason=\"") + reason + "\"} ";
+  const size_t at = text.find(key);
+  return at == std::string::npos ? UINT64_MAX : std::stoull(text.substr(at + key.size()));
+}
+
+TEST(AccessLogWriter, BoundedWhenTheWriterIsStuck) {
+  // A pipe nobody reads yet: the writer blocks in write() once the pipe is full.
+  const auto fifo = temp_path("stuck.fifo");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  Metrics metrics;
+  auto log =
+      AccessLog::open(fifo.string(), metrics, {size_t{64} << 10, std::chrono::milliseconds(1)});
+  ASSERT_TRUE(log.is_ok()) << log.status().message();
+  constexpr int kRecords = 20'000;  // about 20 MB of lines: far past the pipe and the bound
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kRecords; ++i) {
+    AccessRecord r;
+    r.set_request("GET", "/" + std::string(1000, 'p'));
+    log.value()->record(std::move(r));
+  }
+  // Never blocked: 20,000 records in far less than the writer could ever write them.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  const uint64_t lost = dropped(metrics, "queue_full");
+  EXPECT_GT(lost, 0u);
+  // Read everything, so the writer can finish; every record is a line or counted.
+  fcntl(reader, F_SETFL, 0);
+  std::string got;
+  std::thread drain([&] {
+    char buf[65536];
+    ssize_t n;
+    while ((n = ::read(reader, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+  });
+  log.value()->stop();  // closes the write end: the reader sees the end
+  drain.join();
+  ::close(reader);
+  const auto lines = static_cast<uint64_t>(std::count(got.begin(), got.end(), '\n'));
+  EXPECT_EQ(lines + lost, static_cast<uint64_t>(kRecords));
+  EXPECT_EQ(dropped(metrics, "write_error"), 0u);
+  std::filesystem::remove(fifo);
+}
+
+TEST(AccessLogWriter, OpenFailureIsAnError) {
+  Metrics metrics;
+  auto log = AccessLog::open("/nonexistent-dir/access.log", metrics);
+  ASSERT_FALSE(log.is_ok());
+  EXPECT_EQ(log.status().message(),
+            "cannot open the access log /nonexistent-dir/access.log: No such file or directory");
+}
+
+// The server's lines: one per request with its client (after trusted proxies), method, path
+// without the query, status, bytes, time and room; upgrades too; and hostile paths.
+class AccessLogServer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = temp_path(std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+                      ".log");
+    std::filesystem::remove(path_);
+    Options o = test_options();
+    o.access_log = path_.string();
+    o.trusted_proxies = {"127.0.0.1/32"};
+    server_ = std::make_unique<TestServer>(o);
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+  // Stops the server (which flushes the log) and reads the lines.
+  std::vector<json::object> stop_and_read() {
+    server_->server().stop(200);
+    return read_lines(path_);
+  }
+  // The one line with this method and path.
+  static json::object line(const std::vector<json::object>& lines, const std::string& method,
+                           const std::string& path) {
+    json::object found;
+    int n = 0;
+    for (const auto& o : lines) {
+      if (o.at("method") == method.c_str() && o.at("path") == path.c_str()) {
+        found = o;
+        ++n;
+      }
+    }
+    EXPECT_EQ(n, 1) << method << " " << path;
+    return found;
+  }
+
+  std::filesystem::path path_;
+  std::unique_ptr<TestServer> server_;
+};
+
+TEST_F(AccessLogServer, LinesCarryTheRequestsFields) {
+  const auto before = std::chrono::system_clock::now();
+  std::string ticket;
+  {
+    HttpClient c(server_->port());
+    ASSERT_EQ(c.admin("PUT", "/v1/rooms/sale", R"({"capacity":0,"admission":"manual"})").status,
+              201u);
+    Reply join = c.request("POST", "/v1/rooms/sale/tickets?utm_source=mail", "",
+                           {{"X-Forwarded-For", "198.51.100.1, 203.0.113.7"}});
+    ASSERT_EQ(join.status, 201u);
+    ticket = json_field(join.body, "ticket");
+    ASSERT_EQ(c.request("GET", "/v1/rooms/sale/tickets/" + ticket + "?x=1").status, 200u);
+    ASSERT_EQ(c.request("GET", "/no/such/route").status, 404u);
+    ASSERT_EQ(c.admin("GET", "/v1/rooms/sale").status, 200u);
+    ASSERT_EQ(c.request("GET", "/v1/rooms/nowhere/tickets/abc").status, 404u);
+  }
+  {
+    SseClient sse(server_->port(), "/v1/rooms/sale/tickets/" + ticket + "/events");
+    ASSERT_EQ(sse.status(), 200u);
+    ASSERT_TRUE(sse.next());
+  }
+  WsClient ws(server_->port(), "/v1/rooms/sale/ws");
+  // The exact bytes of one answer, read whole.
+  RawClient raw(server_->port());
+  raw.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const auto answer = raw.until_closed(std::chrono::seconds(5));
+  ASSERT_TRUE(answer);
+  const auto lines = stop_and_read();
+  const auto after = std::chrono::system_clock::now();
+  ASSERT_EQ(lines.size(), 9u);
+
+  const json::object put = line(lines, "PUT", "/v1/rooms/sale");
+  EXPECT_EQ(put.at("status"), 201);
+  EXPECT_EQ(put.at("route"), "put_room");
+  EXPECT_EQ(put.at("room"), "sale");
+  EXPECT_EQ(put.at("client"), "127.0.0.1");
+
+  const json::object join = line(lines, "POST", "/v1/rooms/sale/tickets");
+  EXPECT_EQ(join.at("status"), 201);
+  EXPECT_EQ(join.at("route"), "join");
+  EXPECT_EQ(join.at("room"), "sale");
+  EXPECT_EQ(join.at("client"), "203.0.113.7");  // behind the trusted proxy
+
+  const json::object status = line(lines, "GET", "/v1/rooms/sale/tickets/" + ticket);
+  EXPECT_EQ(status.at("status"), 200);
+  EXPECT_EQ(status.at("route"), "status");
+  EXPECT_EQ(status.at("room"), "sale");
+
+  const json::object missing = line(lines, "GET", "/no/such/route");
+  EXPECT_EQ(missing.at("status"), 404);
+  EXPECT_FALSE(missing.contains("room"));
+
+  const json::object admin = line(lines, "GET", "/v1/rooms/sale");
+  EXPECT_EQ(admin.at("status"), 200);
+  EXPECT_EQ(admin.at("route"), "get_room");
+  EXPECT_EQ(admin.at("room"), "sale");
+  EXPECT_EQ(line(lines, "GET", "/v1/rooms/nowhere/tickets/abc").at("status"), 404);
+
+  const json::object events = line(lines, "GET", "/v1/rooms/sale/tickets/" + ticket + "/events");
+  EXPECT_EQ(events.at("status"), 200);
+  EXPECT_EQ(events.at("route"), "events");
+  EXPECT_EQ(events.at("bytes"), 0);  // the stream's bytes are not counted
+  const json::object upgrade = line(lines, "GET", "/v1/rooms/sale/ws");
+  EXPECT_EQ(upgrade.at("status"), 101);
+  EXPECT_EQ(upgrade.at("room"), "sale");
+
+  const json::object health = line(lines, "GET", "/healthz");
+  EXPECT_EQ(health.at("bytes"), answer->size());
+  EXPECT_GT(answer->size(), 0u);
+
+  const std::regex rfc3339(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$)");
+  const auto us = [](auto t) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+  };
+  for (const auto& o : lines) {
+    const std::string time(o.at("time").as_string());
+    EXPECT_TRUE(std::regex_match(time, rfc3339)) << time;
+    EXPECT_TRUE(o.at("duration_us").is_number());
+    EXPECT_LT(o.at("duration_us").to_number<int64_t>(), 5'000'000);
+    const bool stream = o.at("route") == "events" || o.at("route") == "websocket";
+    EXPECT_EQ(o.at("bytes").to_number<int64_t>() > 0, !stream) << json::serialize(o);
+  }
+  // Times within the test, to the second ("YYYY-MM-DDTHH:MM:SS" sorts as text).
+  const auto text_of = [](int64_t unix_us) {
+    AccessRecord r;
+    r.unix_us = unix_us;
+    std::string l;
+    append_access_line(r, &l);
+    return std::string(json::parse(l).as_object().at("time").as_string()).substr(0, 19);
+  };
+  for (const auto& o : lines) {
+    const std::string t(o.at("time").as_string());
+    EXPECT_GE(t.substr(0, 19), text_of(us(before)));
+    EXPECT_LE(t.substr(0, 19), text_of(us(after)));
+  }
+}
+
+TEST_F(AccessLogServer, HostilePathsMakeValidLines) {
+  // Quotes, backslashes, invalid UTF-8: the parser takes these, the route is not found.
+  const std::string taken = "/a\"b\\c/\xFF\xFE/\xC3\xA9/\xED\xA0\x80";
+  // Control bytes: HTTP refuses the request line (400); its line still says what came.
+  const std::string refused = "/x\x01y\x1f\"\\\x7f\xFF";
+  for (const std::string& target : {taken + "?q=\"1\"", refused}) {
+    RawClient raw(server_->port());
+    raw.send("GET " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    ASSERT_TRUE(raw.until_closed(std::chrono::seconds(5)));
+  }
+  const auto lines = stop_and_read();  // every line parsed as JSON (read_lines)
+  ASSERT_EQ(lines.size(), 2u);
+  const std::string fffd = "\xEF\xBF\xBD";
+  const json::object a =
+      line(lines, "GET", "/a\"b\\c/" + fffd + fffd + "/\xC3\xA9/" + fffd + fffd + fffd);
+  EXPECT_EQ(a.at("status"), 404);
+  const json::object b = line(lines, "GET", "/x\x01y\x1f\"\\\x7f" + fffd);
+  EXPECT_EQ(b.at("status"), 400);
+}
+
+}  // namespace
+}  // namespace anteroom::testing
