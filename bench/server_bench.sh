@@ -63,6 +63,8 @@ pair "status, one ticket (plain wrk)" "/v1/rooms/bench/tickets/$one"
 pair "status, random ticket of 100,000 (Lua picks)" "" -s "$work/status.lua"
 pair "join, anonymous (POST)" "/v1/rooms/bench/tickets" -s "$work/join.lua"
 cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
+# bench/access_log_bench.sh's section stays (from its marker to the end).
+kept=$(sed -n '/^<!-- access-log/,$p' "$OUT" 2>/dev/null || true)
 
 cat >"$OUT" <<MD
 # Server benchmarks
@@ -84,4 +86,5 @@ Goals: status >= 0.9x nginx, join >= 0.8x (persistence off), zero errors.
 Errors are wrk's socket errors plus non-2xx answers. Joins come last: the room grows from
 100,000 to about a million tickets during the join run.
 MD
+if [ -n "$kept" ]; then printf '\n%s\n' "$kept" >>"$OUT"; fi
 cat "$OUT"

@@ -211,5 +211,39 @@ TEST_F(ConfigFileTest, EnvironmentWinsOverFile) {
   EXPECT_EQ(c->threads, 6u);
 }
 
+// deploy/anteroom.conf, the example shipped: it reads, declares its room, and names every
+// flag --help lists (commented out or not), so it cannot fall behind the flags.
+TEST(ConfigExample, ReadsAndNamesEveryFlag) {
+  const std::string example = std::string(ANTEROOM_SOURCE_DIR) + "/deploy/anteroom.conf";
+  std::vector<std::string> args = {"anteroom", "--config", example};
+  std::vector<char*> argv;
+  argv.reserve(args.size());
+  for (std::string& a : args) argv.push_back(a.data());
+  std::string exit_now;
+  auto o = parse_options(static_cast<int>(argv.size()), argv.data(), &exit_now);
+  ASSERT_TRUE(o.is_ok()) << o.status().message();
+  ASSERT_EQ(o->rooms.size(), 1u);
+  EXPECT_EQ(o->rooms[0].name, "shop");
+  EXPECT_EQ(o->data_dir, "/var/lib/anteroom");
+
+  std::string help;
+  char name[] = "anteroom", flag[] = "--help";
+  char* help_argv[] = {name, flag};
+  ASSERT_TRUE(parse_options(2, help_argv, &help).is_ok());
+  std::ifstream in(example);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t flags = 0;
+  for (size_t at = help.find("\n  --"); at != std::string::npos; at = help.find("\n  --", at + 1)) {
+    const size_t start = at + 5;
+    const std::string key = help.substr(start, help.find_first_of(" \n", start) - start);
+    if (key == "help" || key == "config") continue;
+    ++flags;
+    const bool named = text.find("\n" + key + " = ") != std::string::npos ||
+                       text.find("\n#" + key + " = ") != std::string::npos;
+    EXPECT_TRUE(named) << key << " is not in deploy/anteroom.conf";
+  }
+  EXPECT_GT(flags, 40u);
+}
+
 }  // namespace
 }  // namespace anteroom

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Throughput with --access-log on (to a file) against off, side by side in one run: two
+# anteroom processes alike but for the log, measured one after the other with the same wrk
+# command, alternately (which side goes first swaps every repetition), REPS times. Writes
+# the "Access log" section of results/server.md (the rest of that file is server_bench.sh's).
+# usage: bench/access_log_bench.sh [ANTEROOM_BINARY] [SECONDS] [REPS]   (needs wrk, python3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${1:-build/server/anteroom}
+SECS=${2:-10}
+REPS=${3:-3}
+OUT=results/server.md
+source bench/lib.sh
+bench_workdir
+
+KEY=bench-admin-key-0001
+OFF=$(free_port); ON=$(free_port)
+LOG="$work/access.log"
+for side in off on; do
+  port=$OFF; extra=()
+  if [ "$side" = on ]; then port=$ON; extra=(--access-log "$LOG"); fi
+  "$BIN" --listen "127.0.0.1:$port" --threads 2 --data-dir "$work/data-$side" --no-persistence \
+    --admin-key "$KEY" --token-secret bench-token-secret-0123456789abcdefg "${extra[@]}" \
+    >/dev/null 2>&1 & pids+=($!)
+done
+wait_port "$OFF"; wait_port "$ON"
+declare -A ticket
+for port in "$OFF" "$ON"; do
+  curl -sf -X PUT -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port/v1/rooms/bench" \
+    -d '{"capacity":0,"admission":"manual","heartbeat_timeout_seconds":86400,"max_waiting":0}' >/dev/null
+  ticket[$port]=$(curl -sf -X POST "http://127.0.0.1:$port/v1/rooms/bench/tickets" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["ticket"])')
+done
+echo 'wrk.method = "POST"' >"$work/join.lua"
+
+# measure LOAD PORT: "rps requests" of one wrk run.
+measure() {
+  local load=$1 port=$2 out
+  if [ "$load" = status ]; then
+    out=$(wrk -t2 -c200 -d"${SECS}s" --latency "http://127.0.0.1:$port/v1/rooms/bench/tickets/${ticket[$port]}")
+  else
+    out=$(wrk -t2 -c200 -d"${SECS}s" --latency -s "$work/join.lua" "http://127.0.0.1:$port/v1/rooms/bench/tickets")
+  fi
+  local -a s
+  read -r -a s <<<"$(wrk_summary "$out")"
+  [ "${s[3]}" = 0 ] || { echo "errors in a run: $out" >&2; exit 1; }
+  echo "${s[0]} $(awk '/requests in/ {print $1}' <<<"$out")"
+}
+
+rows=""
+for rep in $(seq 1 "$REPS"); do
+  order="off on"; [ $((rep % 2)) = 0 ] && order="on off"
+  for load in status join; do
+    declare -A rps=()
+    for side in $order; do
+      port=$OFF; [ "$side" = on ] && port=$ON
+      : >"$LOG"
+      read -r r n <<<"$(measure "$load" "$port")"
+      rps[$side]=$r
+      if [ "$side" = on ]; then
+        sleep 0.5  # the writer wakes every 100 ms
+        lines=$(wc -l <"$LOG")
+        logged="$lines of $n"
+      fi
+      : >"$LOG"
+    done
+    ratio=$(python3 -c "print(f'{${rps[on]} / ${rps[off]}:.3f}x')")
+    rows+="| $rep | $load | $order | ${rps[off]} | ${rps[on]} | **$ratio** | $logged |"$'\n'
+    echo "rep $rep $load: off ${rps[off]} on ${rps[on]} $ratio ($logged lines)" >&2
+  done
+done
+dropped=$(curl -sf -H "Authorization: Bearer $KEY" "http://127.0.0.1:$ON/metrics" |
+  awk '/^anteroom_access_log_dropped_total/ {s = s $0 "; "} END {print s}')
+cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
+summary=$(python3 - "$rows" <<'PY'
+import sys, statistics
+r = {"status": [], "join": []}
+for line in sys.argv[1].splitlines():
+    c = [x.strip() for x in line.strip("|").split("|")]
+    r[c[1]].append(float(c[5].strip("*x")))
+print("; ".join(f"{k}: median {statistics.median(v):.3f}x (min {min(v):.3f}x)" for k, v in r.items()))
+PY
+)
+
+section=$(cat <<MD
+<!-- access-log: written by bench/access_log_bench.sh; server_bench.sh keeps it -->
+## Access log on and off
+
+- Command: \`bench/access_log_bench.sh $BIN $SECS $REPS\`
+- Machine: $cpu, $(nproc) cores (shared with other jobs), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r)
+- Date: $(date -u '+%Y-%m-%d %H:%M UTC')
+- Two anteroom processes, both \`--threads 2 --no-persistence\`, one with
+  \`--access-log FILE\` (a file on the same disk, truncated between runs), each with a manual
+  room; \`wrk -t2 -c200 -d${SECS}s\` against one, then the other (the order swaps every
+  repetition), on the same 2 cores. Ratio = on / off. "Lines" = lines in the file after the
+  run against the requests wrk counted (wrk's count leaves out requests cut off at its end).
+
+| rep | load | order | off req/s | on req/s | on / off | lines |
+|---|---|---|---:|---:|---:|---|
+$rows
+Result: $summary. Goal: >= 0.9x for join and status.
+Dropped lines at the end (/metrics of the logging process): ${dropped:-none reported}
+MD
+)
+if [ -f "$OUT" ]; then
+  sed -i '/^<!-- access-log/,$d' "$OUT"
+  printf '%s\n' "$section" >>"$OUT"
+else
+  printf '%s\n' "$section" >"$OUT"
+fi
+printf '%s\n' "$section"
