@@ -16,13 +16,18 @@ bench_workdir
 KEY=bench-admin-key-0001
 OFF=$(free_port); ON=$(free_port)
 LOG="$work/access.log"
+declare -A pid
 for side in off on; do
   port=$OFF; extra=()
   if [ "$side" = on ]; then port=$ON; extra=(--access-log "$LOG"); fi
   "$BIN" --listen "127.0.0.1:$port" --threads 2 --data-dir "$work/data-$side" --no-persistence \
     --admin-key "$KEY" --token-secret bench-token-secret-0123456789abcdefg "${extra[@]}" \
     >/dev/null 2>&1 & pids+=($!)
+  pid[$port]=$!
 done
+# CPU ticks (user + system) a process has used, all its threads.
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+HZ=$(getconf CLK_TCK)
 wait_port "$OFF"; wait_port "$ON"
 declare -A ticket
 for port in "$OFF" "$ON"; do
@@ -33,40 +38,42 @@ for port in "$OFF" "$ON"; do
 done
 echo 'wrk.method = "POST"' >"$work/join.lua"
 
-# measure LOAD PORT: "rps requests" of one wrk run.
+# measure LOAD PORT: "rps requests cpu_us_per_request" of one wrk run.
 measure() {
-  local load=$1 port=$2 out
+  local load=$1 port=$2 out t0 t1
+  t0=$(ticks "${pid[$port]}")
   if [ "$load" = status ]; then
     out=$(wrk -t2 -c200 -d"${SECS}s" --latency "http://127.0.0.1:$port/v1/rooms/bench/tickets/${ticket[$port]}")
   else
     out=$(wrk -t2 -c200 -d"${SECS}s" --latency -s "$work/join.lua" "http://127.0.0.1:$port/v1/rooms/bench/tickets")
   fi
+  sleep 0.5  # the access log's writer wakes every 100 ms: its work is counted too
+  t1=$(ticks "${pid[$port]}")
   local -a s
   read -r -a s <<<"$(wrk_summary "$out")"
   [ "${s[3]}" = 0 ] || { echo "errors in a run: $out" >&2; exit 1; }
-  echo "${s[0]} $(awk '/requests in/ {print $1}' <<<"$out")"
+  local n
+  n=$(awk '/requests in/ {print $1}' <<<"$out")
+  echo "${s[0]} $n $(python3 -c "print(f'{($t1 - $t0) / $HZ / $n * 1e6:.2f}')")"
 }
 
 rows=""
 for rep in $(seq 1 "$REPS"); do
   order="off on"; [ $((rep % 2)) = 0 ] && order="on off"
   for load in status join; do
-    declare -A rps=()
+    declare -A rps=() cpu=()
     for side in $order; do
       port=$OFF; [ "$side" = on ] && port=$ON
       : >"$LOG"
-      read -r r n <<<"$(measure "$load" "$port")"
-      rps[$side]=$r
-      if [ "$side" = on ]; then
-        sleep 0.5  # the writer wakes every 100 ms
-        lines=$(wc -l <"$LOG")
-        logged="$lines of $n"
-      fi
+      read -r r n c <<<"$(measure "$load" "$port")"
+      rps[$side]=$r; cpu[$side]=$c
+      if [ "$side" = on ]; then logged="$(wc -l <"$LOG") of $n"; fi
       : >"$LOG"
     done
     ratio=$(python3 -c "print(f'{${rps[on]} / ${rps[off]}:.3f}x')")
-    rows+="| $rep | $load | $order | ${rps[off]} | ${rps[on]} | **$ratio** | $logged |"$'\n'
-    echo "rep $rep $load: off ${rps[off]} on ${rps[on]} $ratio ($logged lines)" >&2
+    cratio=$(python3 -c "print(f'{${cpu[on]} / ${cpu[off]}:.3f}x')")
+    rows+="| $rep | $load | $order | ${rps[off]} | ${rps[on]} | **$ratio** | ${cpu[off]} | ${cpu[on]} | $cratio | $logged |"$'\n'
+    echo "rep $rep $load: off ${rps[off]} on ${rps[on]} $ratio; cpu us/req ${cpu[off]} ${cpu[on]} $cratio ($logged lines)" >&2
   done
 done
 dropped=$(curl -sf -H "Authorization: Bearer $KEY" "http://127.0.0.1:$ON/metrics" |
@@ -77,8 +84,12 @@ import sys, statistics
 r = {"status": [], "join": []}
 for line in sys.argv[1].splitlines():
     c = [x.strip() for x in line.strip("|").split("|")]
-    r[c[1]].append(float(c[5].strip("*x")))
-print("; ".join(f"{k}: median {statistics.median(v):.3f}x (min {min(v):.3f}x)" for k, v in r.items()))
+    r[c[1]].append((float(c[5].strip("*x")), float(c[8].strip("x"))))
+print("; ".join(
+    f"{k}: throughput on/off median {statistics.median(a for a, _ in v):.3f}x "
+    f"(range {min(a for a, _ in v):.3f}x-{max(a for a, _ in v):.3f}x), "
+    f"server CPU per request on/off median {statistics.median(b for _, b in v):.3f}x"
+    for k, v in r.items()))
 PY
 )
 
@@ -92,11 +103,14 @@ section=$(cat <<MD
 - Two anteroom processes, both \`--threads 2 --no-persistence\`, one with
   \`--access-log FILE\` (a file on the same disk, truncated between runs), each with a manual
   room; \`wrk -t2 -c200 -d${SECS}s\` against one, then the other (the order swaps every
-  repetition), on the same 2 cores. Ratio = on / off. "Lines" = lines in the file after the
-  run against the requests wrk counted (wrk's count leaves out requests cut off at its end).
+  repetition), on the same 2 cores. Ratio = on / off. "CPU/req" = CPU time (user + system,
+  every thread, the log's writer included) the process used over the run and 0.5 s after,
+  per request wrk counted, in microseconds: less sensitive than req/s to what else runs on
+  this shared machine. "Lines" = lines in the file after the run against the requests wrk
+  counted (wrk's count leaves out requests cut off at its end).
 
-| rep | load | order | off req/s | on req/s | on / off | lines |
-|---|---|---|---:|---:|---:|---|
+| rep | load | order | off req/s | on req/s | on / off | off CPU/req us | on CPU/req us | on / off | lines |
+|---|---|---|---:|---:|---:|---:|---:|---:|---|
 $rows
 Result: $summary. Goal: >= 0.9x for join and status.
 Dropped lines at the end (/metrics of the logging process): ${dropped:-none reported}

@@ -2,10 +2,12 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <concurrentqueue/concurrentqueue.h>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <system_error>
 #include <ctime>
@@ -77,11 +79,17 @@ void append_time(int64_t unix_us, std::string* out) {
     std::strftime(prefix, sizeof prefix, "%Y-%m-%dT%H:%M:%S", &utc);
     cached_second = second;
   }
-  char fraction[16];
-  std::snprintf(fraction, sizeof fraction, ".%06lldZ",
-                static_cast<long long>(unix_us - second * 1'000'000));
   out->append(prefix);
-  out->append(fraction);
+  char fraction[] = ".000000Z";
+  auto us = static_cast<uint32_t>(unix_us - second * 1'000'000);
+  for (int i = 6; i >= 1; --i, us /= 10) fraction[i] = static_cast<char>('0' + us % 10);
+  out->append(fraction, sizeof fraction - 1);
+}
+
+void append_number(uint64_t n, std::string* out) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+  out->append(digits, end);
 }
 
 }  // namespace
@@ -138,11 +146,11 @@ void append_access_line(const AccessRecord& r, std::string* out) {
   out->append(R"(,"path":)");
   append_json_string(r.path(), out);
   out->append(R"(,"status":)");
-  out->append(std::to_string(r.status));
+  append_number(r.status, out);
   out->append(R"(,"bytes":)");
-  out->append(std::to_string(r.bytes));
+  append_number(r.bytes, out);
   out->append(R"(,"duration_us":)");
-  out->append(std::to_string(r.duration_us));
+  append_number(r.duration_us, out);
   out->append(R"(,"route":")");
   out->append(route_name(r.route));
   out->push_back('"');
@@ -204,6 +212,7 @@ void AccessLog::stop() {
 
 // Sleeps an interval, writes what came meanwhile, again; at stop, writes what is left.
 void AccessLog::run() {
+  pthread_setname_np(pthread_self(), "access-log");  // for top -H and the like
   std::string out;
   out.reserve(size_t{1} << 17);
   std::vector<AccessRecord> batch(256);
