@@ -73,7 +73,7 @@ together() {
   local -a o n
   read -r -a o <<<"$(wrk_summary "$(cat "$work/t-off")")"
   read -r -a n <<<"$(wrk_summary "$(cat "$work/t-on")")"
-  [ "${o[3]}" = 0 ] && [ "${n[3]}" = 0 ] || { echo "errors in a run" >&2; exit 1; }
+  if [ "${o[3]}" != 0 ] || [ "${n[3]}" != 0 ]; then echo "errors in a run" >&2; exit 1; fi
   echo "${o[0]} ${n[0]}"
 }
 
@@ -104,7 +104,7 @@ for rep in $(seq 1 "$REPS"); do
 done
 dropped=$(curl -sf -H "Authorization: Bearer $KEY" "http://127.0.0.1:$ON/metrics" |
   awk '/^anteroom_access_log_dropped_total/ {s = s $0 "; "} END {print s}')
-cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
+cpu_model=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
 summary=$(python3 - "$rows" "$trows" <<'PY'
 import sys, statistics
 r = {"status": [], "join": []}
@@ -130,7 +130,7 @@ section=$(cat <<MD
 ## Access log on and off
 
 - Command: \`bench/access_log_bench.sh $BIN $SECS $REPS\`
-- Machine: $cpu, $(nproc) cores (shared with other jobs), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r)
+- Machine: $cpu_model, $(nproc) cores (shared with other jobs), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r)
 - Date: $(date -u '+%Y-%m-%d %H:%M UTC')
 - Two anteroom processes, both \`--threads 2 --no-persistence\`, one with
   \`--access-log FILE\` (a file on the same disk, truncated between runs), each with a manual

@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <system_error>
 #include <ctime>
+#include <system_error>
 #include <vector>
 
 #include "engine/model.h"
@@ -174,7 +174,8 @@ Result<std::unique_ptr<AccessLog>> AccessLog::open(const std::string& path, Metr
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
   if (fd < 0) {
     return Status(Code::kInvalidArgument,
-                  "cannot open the access log " + path + ": " + std::error_code(errno, std::generic_category()).message());
+                  "cannot open the access log " + path + ": " +
+                      std::error_code(errno, std::generic_category()).message());
   }
   return std::unique_ptr<AccessLog>(new AccessLog(fd, true, metrics, limits));
 }

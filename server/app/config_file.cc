@@ -2,10 +2,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <system_error>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <system_error>
 
 #include "engine/model.h"
 
@@ -131,14 +130,23 @@ Result<ConfigFile> read_config_file(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return Status(Code::kInvalidArgument, "cannot read " + path + ": " + std::error_code(errno, std::generic_category()).message());
+    return Status(
+        Code::kInvalidArgument,
+        "cannot read " + path + ": " + std::error_code(errno, std::generic_category()).message());
   }
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Read at most the limit and one byte more (a path like /dev/zero never ends).
+  std::string text(kMaxConfigBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) {
-    return Status(Code::kInvalidArgument, "cannot read " + path + ": " + std::error_code(errno, std::generic_category()).message());
+    return Status(
+        Code::kInvalidArgument,
+        "cannot read " + path + ": " + std::error_code(errno, std::generic_category()).message());
   }
-  return read_config_text(path, text.str());
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxConfigBytes) {
+    return Status(Code::kInvalidArgument, "cannot read " + path + ": larger than 1 MiB");
+  }
+  return read_config_text(path, text);
 }
 
 }  // namespace anteroom

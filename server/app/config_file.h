@@ -4,6 +4,7 @@
 // (flags) and declared_rooms.cc's (room settings); this only reads the lines.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,8 +35,10 @@ struct ConfigFile {
   std::string where(unsigned line) const;
 };
 
-// Reads `path`; kInvalidArgument "PATH:LINE: why" for a line that does not read, "cannot
-// read PATH: why" when the file cannot be read.
+constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+
+// Reads `path` (at most kMaxConfigBytes); kInvalidArgument "PATH:LINE: why" for a line that does
+// not read, "cannot read PATH: why" when the file cannot be read.
 Result<ConfigFile> read_config_file(const std::string& path);
 // The same for text already read (`path` names it in messages).
 Result<ConfigFile> read_config_text(const std::string& path, std::string_view text);

@@ -148,6 +148,12 @@ TEST_F(ConfigFileTest, BadLinesNameFileAndLine) {
             at(1) + "unknown section [rooms x]; the only section is [room NAME]");
   EXPECT_EQ(error("[room x\n"), at(1) + "a section is written [room NAME]");
   EXPECT_EQ(error(std::string("threads = 1\0", 12) + "\n"), at(1) + "holds a NUL byte");
+  auto endless = read_config_file("/dev/zero");
+  ASSERT_FALSE(endless.is_ok());
+  EXPECT_EQ(endless.status().message(), "cannot read /dev/zero: larger than 1 MiB");
+  auto folder = read_config_file(dir_.string());
+  ASSERT_FALSE(folder.is_ok());
+  EXPECT_EQ(folder.status().message(), "cannot read " + dir_.string() + ": it is a directory");
   auto absent = read_config_file((dir_ / "absent.conf").string());
   ASSERT_FALSE(absent.is_ok());
   EXPECT_EQ(absent.status().message(),
