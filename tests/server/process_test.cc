@@ -197,3 +197,34 @@ TEST(Process, BadConfigFileStopsStartUp) {
 
 }  // namespace
 }  // namespace anteroom::testing
+
+namespace anteroom::testing {
+namespace {
+
+// --access-log -: the lines go to standard output, after the start-up lines, and the last
+// ones are written before the process exits on SIGTERM.
+TEST(Process, AccessLogToStandardOutput) {
+  Child c = spawn({ANTEROOM_BINARY, "--listen", "127.0.0.1:0", "--no-persistence", "--admin-key",
+                   kAdminKey, "--token-secret", kSecret, "--access-log", "-"});
+  const uint16_t port = listening_port(c.out);
+  ASSERT_NE(port, 0);
+  {
+    HttpClient client(port);
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(client.request("GET", "/healthz?n=1").status, 200u);
+  }
+  kill(c.pid, SIGTERM);
+  const std::string rest = all_output(c.out);
+  EXPECT_EQ(wait_exit(c.pid, std::chrono::seconds(10)), 0);
+  fclose(c.out);
+  int lines = 0;
+  for (size_t at = 0; (at = rest.find("{\"time\":", at)) != std::string::npos; ++at) {
+    const std::string line = rest.substr(at, rest.find('\n', at) - at);
+    EXPECT_NE(line.find(R"("method":"GET","path":"/healthz","status":200)"), std::string::npos)
+        << line;
+    ++lines;
+  }
+  EXPECT_EQ(lines, 3) << rest;
+}
+
+}  // namespace
+}  // namespace anteroom::testing
