@@ -31,6 +31,7 @@
 
 #include "engine/clock.h"
 #include "engine/journal.h"
+#include "engine/latency_histogram.h"
 #include "engine/model.h"
 #include "engine/status.h"
 
@@ -56,6 +57,8 @@ struct EngineStats {
   // Since start, over every room (deleted ones too): counters that only grow.
   uint64_t admitted = 0;
   std::array<uint64_t, 6> expired{};  // indexed by EndReason
+  // An engine that stores: how long its log's syncs (fdatasync) took. None for the others.
+  std::optional<LatencyHistogram> log_syncs;
 };
 
 // What a cluster node knows of its cluster: every node that reported lately (itself too).

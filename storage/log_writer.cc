@@ -93,7 +93,7 @@ Status LogWriter::do_compact(const std::string& snapshot_path, uint64_t since) {
   int out = ::open(snapshot_path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (out < 0) return io_error("opening " + snapshot_path);
   std::swap(out, fd_);  // write_all writes to fd_
-  bool ok = write_all(tail) && ::fdatasync(fd_) == 0;
+  bool ok = write_all(tail) && timed_sync();
   std::swap(out, fd_);
   struct stat st {};
   ok = ok && ::fstat(out, &st) == 0;
@@ -200,6 +200,15 @@ bool LogWriter::write_all(const std::string& data) {
   return true;
 }
 
+bool LogWriter::timed_sync() {
+  const auto start = std::chrono::steady_clock::now();
+  const bool ok = ::fdatasync(fd_) == 0;
+  const int err = errno;
+  sync_latency_.record(std::chrono::steady_clock::now() - start);
+  errno = err;  // the caller reports a failure with it
+  return ok;
+}
+
 // Writer thread: waits for work the way the sync policy asks. Caller holds `lock`.
 void LogWriter::wait_for_work(std::unique_lock<std::mutex>& lock) {
   // always sleeps until woken; the others write every 2 ms. everysec syncs what it wrote
@@ -232,7 +241,7 @@ void LogWriter::write_batch(std::unique_lock<std::mutex>& lock,
       (sync_ == Sync::kAlways || stopping ||
        (sync_ == Sync::kEverySec && Clock::now() - *last_sync >= std::chrono::seconds(1)));
   if (sync_now) {
-    ok = ::fdatasync(fd_) == 0;
+    ok = timed_sync();
     *last_sync = Clock::now();
   }
   const int err = errno;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "engine/status.h"
+#include "storage/sync_latency.h"
 
 namespace anteroom {
 
@@ -64,6 +65,8 @@ class LogWriter {
     uint64_t bytes = 0, writes = 0, syncs = 0;
   };
   Stats stats() const;
+  // How long each fdatasync of the log took (compaction's too); read without a lock.
+  const SyncLatency& sync_latency() const { return sync_latency_; }
 
  private:
   LogWriter(std::string path, int fd, uint64_t size, Sync sync);
@@ -78,6 +81,8 @@ class LogWriter {
   // Takes the waiters that are settled (durable, or failed); caller holds mu_.
   std::vector<std::function<void(Status)>> settled(Status* with);
   bool write_all(const std::string& data);
+  // fdatasync(fd_), timed into sync_latency_; true if it succeeded.
+  bool timed_sync();
 
   const std::string path_;
   int fd_;                  // the writer thread's; swapped by compaction on that thread
@@ -102,6 +107,7 @@ class LogWriter {
   };
   CompactRequest* compact_ = nullptr;  // guarded by mu_
   std::condition_variable compact_cv_;
+  SyncLatency sync_latency_;
   std::thread thread_;
 };
 

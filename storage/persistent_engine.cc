@@ -49,6 +49,11 @@ class PersistentEngine final : private LogParts, public ForwardingEngine {
   }
   Result<SnapshotInfo> snapshot() override { return snapshots_.snapshot(); }
   Status health() const override { return log->health(); }
+  EngineStats stats() const override {
+    EngineStats s = inner().stats();
+    s.log_syncs = log->sync_latency().snapshot();
+    return s;
+  }
   void when_durable(uint64_t position, std::function<void(Status)> done) override {
     log->when_durable(position, std::move(done));
   }

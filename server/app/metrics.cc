@@ -126,11 +126,72 @@ void Metrics::render_connections(Text& t) const {
         ull(access_log_write_failed_.load(kRelaxed)));
 }
 
+// Whether the line can be stored (the log, or Redis in a cluster), and how long the log's
+// syncs take.
+void Metrics::render_storage(Text& t, const Engine& engine, const EngineStats& stats) {
+  const int up = engine.health().is_ok() ? 1 : 0;
+  if (engine.cluster_info()) {
+    t.head("anteroom_redis_up", "gauge", "1 while this cluster node reaches Redis, else 0.");
+    t.add("anteroom_redis_up %d\n", up);
+  } else {
+    t.head("anteroom_storage_up", "gauge",
+           "1 while the log takes writes (always 1 without persistence), 0 once it failed.");
+    t.add("anteroom_storage_up %d\n", up);
+  }
+  t.head("anteroom_push_hints_dropped_total", "counter",
+         "Push hints the engine dropped (streams then catch up on their next update).");
+  t.add("anteroom_push_hints_dropped_total %llu\n", ull(stats.events_dropped));
+  if (!stats.log_syncs) return;
+  const LatencyHistogram& h = *stats.log_syncs;
+  t.head("anteroom_fsync_seconds", "histogram", "Time the log's fdatasync took.");
+  for (size_t i = 0; i < h.bounds_seconds.size() && i < h.at_most.size(); ++i) {
+    t.add("anteroom_fsync_seconds_bucket{le=\"%g\"} %llu\n", h.bounds_seconds[i],
+          ull(h.at_most[i]));
+  }
+  t.add("anteroom_fsync_seconds_bucket{le=\"+Inf\"} %llu\n", ull(h.count));
+  t.add("anteroom_fsync_seconds_sum %.6f\n", h.sum_seconds);
+  t.add("anteroom_fsync_seconds_count %llu\n", ull(h.count));
+}
+
+// Per room, the counters that only grow (rates over them: joins and admissions a second).
+void Metrics::render_room_totals(Text& t, const std::vector<RoomInfo>& rooms) {
+  struct Total {
+    const char* name;
+    const char* help;
+    uint64_t RoomCounters::*field;
+  };
+  static constexpr Total kTotals[] = {
+      {"anteroom_room_joins_total", "Tickets created, per room.", &RoomCounters::joined_total},
+      {"anteroom_room_admissions_total", "Tickets admitted, per room.",
+       &RoomCounters::admitted_total},
+      {"anteroom_room_left_total", "Tickets that left, per room.", &RoomCounters::left_total},
+      {"anteroom_room_cleared_total", "Waiting tickets cleared by the operator, per room.",
+       &RoomCounters::cleared_total}};
+  for (const Total& total : kTotals) {
+    t.head(total.name, "counter", total.help);
+    for (const RoomInfo& r : rooms)
+      t.add("%s{room=\"%s\"} %llu\n", total.name, r.name.c_str(), ull(r.counters.*total.field));
+  }
+  t.head("anteroom_room_expiries_total", "counter", "Tickets expired, per room and reason.");
+  for (const RoomInfo& r : rooms) {
+    const std::pair<EndReason, uint64_t> expiries[] = {
+        {EndReason::kAllowedUnused, r.counters.expired_allowed_unused},
+        {EndReason::kSessionIdle, r.counters.expired_session_idle},
+        {EndReason::kAbandoned, r.counters.expired_abandoned}};
+    for (const auto& [reason, n] : expiries) {
+      t.add("anteroom_room_expiries_total{room=\"%s\",reason=\"%s\"} %llu\n", r.name.c_str(),
+            reason_name(reason), ull(n));
+    }
+  }
+}
+
 std::string Metrics::render(const Engine& engine, bool per_room) const {
   Text t;
   render_requests(t);
-  render_line(t, engine.stats());
+  const EngineStats stats = engine.stats();
+  render_line(t, stats);
   render_connections(t);
+  render_storage(t, engine, stats);
   if (!per_room) return std::move(t.out);
   const std::vector<RoomInfo> rooms = engine.rooms();
   t.head("anteroom_room_waiting", "gauge", "Tickets waiting, per room.");
@@ -139,6 +200,7 @@ std::string Metrics::render(const Engine& engine, bool per_room) const {
   t.head("anteroom_room_active", "gauge", "Tickets ALLOWED or ACTIVE, per room.");
   for (const RoomInfo& r : rooms)
     t.add("anteroom_room_active{room=\"%s\"} %llu\n", r.name.c_str(), ull(r.counters.active));
+  render_room_totals(t, rooms);
   return std::move(t.out);
 }
 

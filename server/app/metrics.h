@@ -72,6 +72,8 @@ class Metrics {
   void render_requests(Text& t) const;
   void render_line(Text& t, const EngineStats& stats) const;
   void render_connections(Text& t) const;
+  static void render_storage(Text& t, const Engine& engine, const EngineStats& stats);
+  static void render_room_totals(Text& t, const std::vector<RoomInfo>& rooms);
 
   static constexpr auto kRelaxed = std::memory_order_relaxed;  // independent counters
   static constexpr std::array<unsigned, 14> kCodes = {200, 201, 204, 400, 401, 403, 404,

@@ -56,7 +56,8 @@ TEST_F(HttpApi, HealthReadinessAndMetrics) {
         "anteroom_joins_total{created=\"true\"} 1", "anteroom_admissions_total 1",
         "anteroom_expiries_total{reason=\"abandoned\"} 0", "anteroom_room_waiting{room=\"m\"} 0",
         "anteroom_room_active{room=\"m\"} 1", "anteroom_open_connections{kind=\"http\"} 1",
-        "anteroom_dropped_slow_consumers_total 0",
+        "anteroom_dropped_slow_consumers_total 0", "anteroom_storage_up 1",
+        "anteroom_room_joins_total{room=\"m\"} 1",
         "anteroom_http_request_duration_seconds_bucket{le=\"+Inf\"}"}) {
     EXPECT_NE(m.body.find(name), std::string::npos) << name << "\n" << m.body;
   }
