@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include "loadgen/progress_line.h"
+
 namespace anteroom::loadgen {
 
 namespace {
@@ -153,6 +155,7 @@ void sum_live(const Control& ctl, int processes, Live* s) {
     add(s->admitted, l.admitted);
     add(s->finished, l.finished);
     add(s->errors, l.errors);
+    add(s->requests, l.requests);
     add(s->held, l.held);
     add(s->changed, l.changed);
   }
@@ -172,18 +175,22 @@ struct Watch {
   int64_t end_at = 0;         // when the last worker was seen to exit
 };
 
-// The progress line: rewritten in place on a terminal, one line each time otherwise.
-void print_progress(const PhaseSpec& spec, const Live& sum, int64_t since_t0, bool tty) {
-  std::fprintf(
-      stderr,
-      "%s[%s] %5.1fs open %lld joined %lld waiting %lld active %lld admitted %lld done "
-      "%lld/%llu errors %lld%s",
-      tty ? "\r" : "", spec.name.c_str(), static_cast<double>(since_t0) / 1e6,
-      static_cast<long long>(sum.open.load()), static_cast<long long>(sum.joined.load()),
-      static_cast<long long>(sum.waiting.load()), static_cast<long long>(sum.active.load()),
-      static_cast<long long>(sum.admitted.load()), static_cast<long long>(sum.finished.load()),
-      static_cast<unsigned long long>(spec.visitors), static_cast<long long>(sum.errors.load()),
-      tty ? "   " : "\n");
+// The progress line's figures from the summed live counters.
+ProgressFigures progress_figures(const PhaseSpec& spec, const Live& sum, int64_t since_t0,
+                                 double requests_per_second) {
+  ProgressFigures f;
+  f.phase = spec.name;
+  f.seconds = static_cast<double>(since_t0) / 1e6;
+  f.joined = sum.joined.load();
+  f.admitted = sum.admitted.load();
+  f.open = sum.open.load();
+  f.waiting = sum.waiting.load();
+  f.active = sum.active.load();
+  f.finished = sum.finished.load();
+  f.visitors = spec.visitors;
+  f.requests_per_second = requests_per_second;
+  f.errors = sum.errors.load();
+  return f;
 }
 
 // Every 100 ms until every worker has exited: sums the live counters into the gauges, calls
@@ -193,8 +200,10 @@ Watch watch_workers(const Config& cfg, const PhaseSpec& spec, Control& ctl, int6
   const int processes = static_cast<int>(pids.size());
   Watch watch;
   watch.statuses.assign(pids.size(), -1);
-  bool tty = isatty(STDERR_FILENO) != 0;
-  int64_t last_print = 0;
+  // Once a second on a terminal; nothing on a file or a pipe (progress_line.h).
+  const bool show = cfg.progress && isatty(STDERR_FILENO) != 0;
+  InPlaceLine line;
+  int64_t last_print = now_us(), last_requests = 0;
   int live_children = processes;
   watch.end_at = now_us();
   while (live_children > 0) {
@@ -213,9 +222,14 @@ Watch watch_workers(const Config& cfg, const PhaseSpec& spec, Control& ctl, int6
       g.active = static_cast<uint64_t>(std::max<int64_t>(0, sum.active.load()));
     }
     if (spec.on_tick) spec.on_tick(ctl, sum, now);
-    if (cfg.progress && now - last_print > (tty ? 500'000 : 5'000'000)) {
+    if (show && now - last_print >= 1'000'000) {
+      const int64_t requests = sum.requests.load();
+      const double rate =
+          per_second(last_requests, requests, static_cast<double>(now - last_print) / 1e6);
       last_print = now;
-      print_progress(spec, sum, now - t0, tty);
+      last_requests = requests;
+      std::fputs(line.render(progress_text(progress_figures(spec, sum, now - t0, rate))).c_str(),
+                 stderr);
     }
     for (int w = 0; w < processes; ++w) {
       if (watch.statuses[w] != -1) continue;
@@ -227,7 +241,7 @@ Watch watch_workers(const Config& cfg, const PhaseSpec& spec, Control& ctl, int6
       }
     }
   }
-  if (cfg.progress && tty) std::fprintf(stderr, "\n");
+  std::fputs(line.finish().c_str(), stderr);
   return watch;
 }
 

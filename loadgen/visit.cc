@@ -217,7 +217,7 @@ net::awaitable<bool> Visitor::call(Conn& c, const std::string& req, RequestKind 
     fail(ErrorKind::kProtocol);
     co_return false;
   }
-  t_.rec.request(kind, due, done);
+  t_.request(kind, due, done);
   co_return true;
 }
 
@@ -322,7 +322,7 @@ net::awaitable<void> closed_loop(ThreadCtx& t, uint64_t index, int64_t end_us) {
       } else if (resp.status >= 400) {
         t.rec.error(http_error(resp.status), done);
       } else {
-        t.rec.request(RequestKind::kFixed, sent, done);
+        t.request(RequestKind::kFixed, sent, done);
       }
     }
   }

@@ -30,8 +30,9 @@ struct alignas(64) Live {
   std::atomic<int64_t> admitted{0};
   std::atomic<int64_t> finished{0};  // visits over, however they ended
   std::atomic<int64_t> errors{0};
-  std::atomic<int64_t> held{0};     // hold: sessions open with their first frame read
-  std::atomic<int64_t> changed{0};  // hold: sessions that received the change
+  std::atomic<int64_t> requests{0};  // answered (the progress line's req/s)
+  std::atomic<int64_t> held{0};      // hold: sessions open with their first frame read
+  std::atomic<int64_t> changed{0};   // hold: sessions that received the change
 };
 
 struct Control {
@@ -69,6 +70,12 @@ struct ThreadCtx {
   const Plan& plan;
   int process = 0;
   int64_t running = 0;  // coroutines not yet finished on this thread
+
+  // A request answered: recorded, and counted live.
+  void request(RequestKind kind, int64_t due_us, int64_t done_us) {
+    rec.request(kind, due_us, done_us);
+    live.requests.fetch_add(1, std::memory_order_relaxed);
+  }
 };
 
 // Visitor `index` (global over processes), whose record is `r`.

@@ -129,7 +129,7 @@ net::awaitable<bool> Visitor::wait_sse(Message* m) {
         co_return false;
       }
       if (first) {
-        t_.rec.request(RequestKind::kStream, sent, now_us());
+        t_.request(RequestKind::kStream, sent, now_us());
         first = false;
       }
       note(*m, 0);

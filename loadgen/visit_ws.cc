@@ -34,7 +34,7 @@ net::awaitable<void> Visitor::run_ws() {
       co_return;
     }
   }
-  t_.rec.request(RequestKind::kJoin, r_.due_us, now_us());
+  t_.request(RequestKind::kJoin, r_.due_us, now_us());
   if (m.status.empty()) m.status = m.type == "ALLOWED" ? "ALLOWED" : "WAITING";
   joined(m, sent);
   note(m, sent);
@@ -109,7 +109,7 @@ net::awaitable<bool> Visitor::wait_ws(Message* m) {
     if (m->type == "ALLOWED" && m->status.empty()) m->status = "ALLOWED";
     int64_t asked = 0;
     if (m->reply && check_sent != 0) {
-      t_.rec.request(RequestKind::kStatus, check_sent, now_us());
+      t_.request(RequestKind::kStatus, check_sent, now_us());
       asked = check_sent;
       check_sent = 0;
     }

@@ -2,14 +2,54 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 
+#include "storage/check_log_progress.h"
 #include "storage/recovery.h"
 
 namespace anteroom {
+namespace {
+
+// The progress line (check_log_progress.h): on a terminal only, about once a second.
+class Progress {
+ public:
+  Progress() : show_(isatty(STDERR_FILENO) != 0), last_(std::chrono::steady_clock::now()) {}
+  void update(LogPass pass, uint64_t bytes, uint64_t total, uint64_t records) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!show_ || now - last_ < std::chrono::seconds(1)) return;
+    last_ = now;
+    std::fputs(line_.render(log_progress_text(pass, bytes, total, records)).c_str(), stderr);
+  }
+  void end() { std::fputs(line_.end().c_str(), stderr); }
+
+ private:
+  const bool show_;
+  std::chrono::steady_clock::time_point last_;
+  LogProgressLine line_;
+};
+
+// Reads the file at `path` whole into *data, in 4 MiB pieces with progress.
+bool read_whole(const std::string& path, std::string* data, Progress* progress) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return false;
+  const auto size = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  data->resize(size);
+  constexpr uint64_t kPiece = 4 << 20;
+  for (uint64_t done = 0; done < size;) {
+    const uint64_t n = std::min(kPiece, size - done);
+    if (!in.read(data->data() + done, static_cast<std::streamsize>(n))) return false;
+    done += n;
+    progress->update(LogPass::kReading, done, size, 0);
+  }
+  return true;
+}
+
+}  // namespace
 
 int check_log_main(int argc, char** argv) {
   bool fix = false;
@@ -30,15 +70,18 @@ int check_log_main(int argc, char** argv) {
     return 2;
   }
   const std::string path = dir + "/anteroom.log";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  Progress progress;
+  std::string data;
+  if (!read_whole(path, &data, &progress)) {
+    progress.end();
     std::fprintf(stderr, "check-log: cannot read %s\n", path.c_str());
     return 2;
   }
-  std::stringstream s;
-  s << in.rdbuf();
-  const std::string data = s.str();
-  const logrec::LogScan scan = logrec::scan_log(data, nullptr);
+  const logrec::LogScan scan =
+      logrec::scan_log(data, nullptr, [&](uint64_t bytes, uint64_t records) {
+        progress.update(LogPass::kChecking, bytes, data.size(), records);
+      });
+  progress.end();
   std::printf("%s: %zu bytes, %llu records\n", path.c_str(), data.size(),
               static_cast<unsigned long long>(scan.records));
   if (scan.end == logfmt::Reader::End::kClean) {

@@ -102,7 +102,7 @@ std::string read_file(const std::string& path) {
 // rooms could not be restored.
 const size_t kMaxRooms = EngineOptions{}.max_rooms;
 
-LogScan scan_log(std::string_view data, Recovery* fold) {
+LogScan scan_log(std::string_view data, Recovery* fold, const ScanProgress& progress) {
   LogScan scan;
   logfmt::Reader reader(data);
   logfmt::Record rec;
@@ -141,6 +141,7 @@ LogScan scan_log(std::string_view data, Recovery* fold) {
                   true);
     }
     ++scan.records;
+    if (progress && scan.records % 4096 == 0) progress(rec.offset, scan.records);
   }
   scan.end = reader.end();
   scan.problem = reader.problem();

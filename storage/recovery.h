@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -65,7 +66,9 @@ struct LogScan {
   uint64_t cut = 0;         // cutting the file here leaves only what was accepted
   bool cut_repairs = true;  // false: the log is of a version this build cannot read
 };
-LogScan scan_log(std::string_view data, Recovery* fold);
+// `progress`, if set, is told every 4,096 records how far the scan got (bytes, records).
+using ScanProgress = std::function<void(uint64_t bytes, uint64_t records)>;
+LogScan scan_log(std::string_view data, Recovery* fold, const ScanProgress& progress = nullptr);
 
 // Reads the log at `path` (absent: empty) into *out. A torn tail is cut off the file and
 // described in *warnings; damage in the middle, a snapshot whose checksum does not match or
