@@ -24,6 +24,7 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 KEY=metric-names-admin-key-0123456789
+curl() { command curl --max-time 10 "$@"; }  # every request bounded
 
 start() {  # name, flags...: starts a server on a free port; sets PORT
   local name=$1
