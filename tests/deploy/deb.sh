@@ -58,7 +58,9 @@ expected=(/usr/bin/anteroom /usr/bin/anteroom-loadgen /usr/lib/systemd/system/an
   /usr/share/doc/anteroom/examples/grafana/anteroom.json)
 if [[ -f $source/deploy/anteroom.conf ]]; then
   expected+=(/etc/anteroom/anteroom.conf /usr/share/doc/anteroom/examples/anteroom.conf)
-  dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -qx /etc/anteroom/anteroom.conf ||
+  dpkg-deb --ctrl-tarfile "$deb" >"$work/control.tar"
+  tar -xOf "$work/control.tar" ./conffiles >"$work/conffiles" || fail "the package has no conffiles"
+  grep -qx /etc/anteroom/anteroom.conf "$work/conffiles" ||
     fail "/etc/anteroom/anteroom.conf is not a conffile"
 fi
 dpkg --root="$root" -L anteroom >"$work/files"

@@ -35,7 +35,8 @@ for want in DynamicUser=yes StateDirectory=anteroom ProtectSystem=strict Protect
 done
 grep -q '^RestrictAddressFamilies=' "$unit" || fail "the unit lacks RestrictAddressFamilies"
 
-if systemd-analyze security --help 2>/dev/null | grep -q -- '--offline'; then
+systemd-analyze security --help >"$work/security-help" 2>&1 || true
+if grep -q -- '--offline' "$work/security-help"; then
   systemd-analyze security --offline=true "$unit" >"$work/security.out" 2>&1 || true
   level=$(sed -n 's/.*Overall exposure level for anteroom.service: \([0-9.]*\).*/\1/p' "$work/security.out")
   [[ -n $level ]] || fail "systemd-analyze security said: $(tail -3 "$work/security.out")"
