@@ -23,14 +23,10 @@ foreach(dir nginx prometheus grafana)
   endif()
 endforeach()
 
-# deploy/anteroom.conf, the commented example configuration, comes with --config; until it
-# exists the package has no configuration (and the unit's --config names a missing file).
+# deploy/anteroom.conf, the commented example configuration (--config): in the examples, and
+# as the configuration the unit reads (cmake/install_service.cmake).
 set(ANTEROOM_EXAMPLE_CONFIG ${PROJECT_SOURCE_DIR}/deploy/anteroom.conf)
-if(EXISTS ${ANTEROOM_EXAMPLE_CONFIG})
-  install(FILES ${ANTEROOM_EXAMPLE_CONFIG} DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
-else()
-  set(ANTEROOM_EXAMPLE_CONFIG "")
-endif()
+install(FILES ${ANTEROOM_EXAMPLE_CONFIG} DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 install(CODE "
   set(ANTEROOM_UNIT \"${PROJECT_SOURCE_DIR}/deploy/systemd/anteroom.service\")
   set(ANTEROOM_EXAMPLE_CONFIG \"${ANTEROOM_EXAMPLE_CONFIG}\")
@@ -63,11 +59,9 @@ libhiredis0.14 (>= 0.14.0), libssl3 (>= 3.0.0), libstdc++6 (>= 12)")
 endif()
 set(ANTEROOM_DEB_CONTROL ${PROJECT_SOURCE_DIR}/deploy/debian/postinst
     ${PROJECT_SOURCE_DIR}/deploy/debian/prerm ${PROJECT_SOURCE_DIR}/deploy/debian/postrm)
-if(ANTEROOM_EXAMPLE_CONFIG)
-  # dpkg keeps an operator's changes to a conffile across upgrades and asks before replacing it.
-  file(WRITE ${PROJECT_BINARY_DIR}/deb-control/conffiles "/etc/anteroom/anteroom.conf\n")
-  list(APPEND ANTEROOM_DEB_CONTROL ${PROJECT_BINARY_DIR}/deb-control/conffiles)
-endif()
+# dpkg keeps an operator's changes to a conffile across upgrades and asks before replacing it.
+file(WRITE ${PROJECT_BINARY_DIR}/deb-control/conffiles "/etc/anteroom/anteroom.conf\n")
+list(APPEND ANTEROOM_DEB_CONTROL ${PROJECT_BINARY_DIR}/deb-control/conffiles)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA "${ANTEROOM_DEB_CONTROL}")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)

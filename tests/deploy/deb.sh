@@ -55,14 +55,14 @@ expected=(/usr/bin/anteroom /usr/bin/anteroom-loadgen /usr/lib/systemd/system/an
   /usr/share/doc/anteroom/README.md /usr/share/doc/anteroom/operating.md
   /usr/share/doc/anteroom/log-format.md /usr/share/doc/anteroom/examples/nginx/anteroom.conf
   /usr/share/doc/anteroom/examples/prometheus/alerts.yml
-  /usr/share/doc/anteroom/examples/grafana/anteroom.json)
-if [[ -f $source/deploy/anteroom.conf ]]; then
-  expected+=(/etc/anteroom/anteroom.conf /usr/share/doc/anteroom/examples/anteroom.conf)
-  dpkg-deb --ctrl-tarfile "$deb" >"$work/control.tar"
-  tar -xOf "$work/control.tar" ./conffiles >"$work/conffiles" || fail "the package has no conffiles"
-  grep -qx /etc/anteroom/anteroom.conf "$work/conffiles" ||
-    fail "/etc/anteroom/anteroom.conf is not a conffile"
-fi
+  /usr/share/doc/anteroom/examples/grafana/anteroom.json /etc/anteroom/anteroom.conf
+  /usr/share/doc/anteroom/examples/anteroom.conf /usr/share/doc/anteroom/openapi.yaml)
+dpkg-deb --ctrl-tarfile "$deb" >"$work/control.tar"
+tar -xOf "$work/control.tar" ./conffiles >"$work/conffiles" || fail "the package has no conffiles"
+grep -qx /etc/anteroom/anteroom.conf "$work/conffiles" ||
+  fail "/etc/anteroom/anteroom.conf is not a conffile"
+cmp -s "$source/deploy/anteroom.conf" "$root/etc/anteroom/anteroom.conf" ||
+  fail "/etc/anteroom/anteroom.conf is not deploy/anteroom.conf"
 dpkg --root="$root" -L anteroom >"$work/files"
 for f in "${expected[@]}"; do
   grep -qx "$f" "$work/files" || fail "the package lacks $f"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The unit's SystemCallFilter lets anteroom do its work: the server runs under strace while it
 # takes rooms, joins, an SSE stream, an admission, a snapshot, /metrics and (given the
-# loadgen) seed 000's WebSocket visit, with --appendfsync always, then stops on SIGTERM; every
-# system call it made must be one the filter of deploy/systemd/anteroom.service allows
-# (its allow lists minus its ~ deny lists, as `systemd-analyze syscall-filter` expands the
-# groups). Usage: syscalls.sh ANTEROOM SOURCE_DIR [ANTEROOM_LOADGEN]. Exits 77 (ctest:
+# loadgen) seed 000's WebSocket visit, with --appendfsync always and an access log, then stops
+# on SIGTERM; every system call it made must be one the filter of
+# deploy/systemd/anteroom.service allows (its allow lists minus its ~ deny lists, as
+# `systemd-analyze syscall-filter` expands the groups). Usage: syscalls.sh ANTEROOM SOURCE_DIR [ANTEROOM_LOADGEN]. Exits 77 (ctest:
 # skipped), saying why, when strace or systemd-analyze is missing or strace cannot trace here.
 set -euo pipefail
 server=$1 source=$2 loadgen=${3:-}
@@ -33,7 +33,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 KEY=syscalls-admin-key-0123456789
 
 strace -f -qq -o "$work/trace" "$server" --listen 127.0.0.1:0 --data-dir "$work/data" \
-  --appendfsync always --snapshot-after 0 --admin-key "$KEY" \
+  --appendfsync always --snapshot-after 0 --access-log "$work/access.log" --admin-key "$KEY" \
   --token-secret syscalls-token-secret-0123456789abcdef >"$work/out" 2>&1 &
 pid=$!
 PORT=
@@ -77,6 +77,8 @@ done
 kill -0 "$pid" 2>/dev/null && fail "anteroom did not stop within 10 s of SIGTERM"
 wait "$pid" || fail "anteroom under strace did not exit 0 on SIGTERM"
 pid=
+# The access log's writer wrote (it flushes its last lines before the process exits).
+grep -q '"/v1/rooms/r/tickets"' "$work/access.log" || fail "the access log has no join"
 
 python3 - "$source/deploy/systemd/anteroom.service" "$work/trace" <<'PY'
 import re, subprocess, sys

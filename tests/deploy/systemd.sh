@@ -2,7 +2,8 @@
 # deploy/systemd/anteroom.service: installed with `cmake --install` into a throwaway prefix
 # (which rewrites ExecStart to PREFIX/bin/anteroom, a binary that exists, as verify demands),
 # then `systemd-analyze verify` must pass without a word, and `systemd-analyze security`
-# must rate the sandbox at most 2.0 ("OK"). Usage: systemd.sh CMAKE BUILD_DIR. Exits 77
+# must rate the sandbox at most 2.0 ("OK"); the unit's command line must start the installed
+# anteroom with the installed configuration. Usage: systemd.sh CMAKE BUILD_DIR. Exits 77
 # (ctest: skipped), saying why, when systemd-analyze is missing.
 set -euo pipefail
 cmake=$1 build=$2
@@ -34,6 +35,32 @@ for want in DynamicUser=yes StateDirectory=anteroom ProtectSystem=strict Protect
   grep -qx "$want" "$unit" || fail "the unit lacks $want"
 done
 grep -q '^RestrictAddressFamilies=' "$unit" || fail "the unit lacks RestrictAddressFamilies"
+
+# The unit's command line starts with the installed configuration (deploy/anteroom.conf):
+# the same words, but the data directory and the two listeners made the test's (flags win
+# over the file), until it answers /readyz.
+read -r -a command <<<"$(sed -n 's/^ExecStart=//p' "$unit")"
+for i in "${!command[@]}"; do
+  [[ ${command[$i]} == --data-dir ]] && command[$((i + 1))]=$work/data
+done
+"${command[@]}" --listen 127.0.0.1:0 --admin-listen 127.0.0.2:0 >"$work/server.out" 2>&1 &
+pid=$!
+trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+port=
+for _ in $(seq 1 200); do
+  port=$(sed -n 's|^anteroom listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$work/server.out" \
+    2>/dev/null || true)
+  [[ -n $port ]] && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.05
+done
+[[ -n $port ]] || fail "${command[*]} did not start: $(cat "$work/server.out")"
+if command -v curl >/dev/null; then
+  curl -sf --max-time 10 "127.0.0.1:$port/readyz" >/dev/null || fail "/readyz: not ready"
+fi
+kill -TERM "$pid"
+wait "$pid" || fail "the server did not exit 0 on SIGTERM: $(cat "$work/server.out")"
+echo "the unit's command line starts with the installed configuration"
 
 systemd-analyze security --help >"$work/security-help" 2>&1 || true
 if grep -q -- '--offline' "$work/security-help"; then
