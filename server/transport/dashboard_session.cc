@@ -3,46 +3,31 @@
 // every dashboard. It registers with the push hub under a name no room can have, so the
 // hub's broadcast reaches it; a dashboard too slow to keep up is dropped like any stream.
 #include "server/app/dashboard_feed.h"
-#include "server/transport/fail.h"
 #include "server/transport/sessions.h"
 #include "server/transport/stream_session.h"
 
 namespace anteroom {
 namespace {
 
-class DashboardSession final : public StreamSession {
+class DashboardSession final : public SseStream {
  public:
   DashboardSession(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,
                    std::shared_ptr<const std::string> first)
-      : StreamSession(ctx, std::move(slot), std::string(kDashboardStreams), stream.get_executor()),
-        stream_(std::move(stream)),
+      : SseStream(std::move(stream), ctx, std::move(slot), std::string(kDashboardStreams)),
         first_(std::move(first)) {}
 
   void start() {
     begin();
     net::dispatch(stream_.get_executor(), [self = shared()] {
-      self->enqueue(std::make_shared<const std::string>(
-          "HTTP/1.1 200 OK\r\nServer: anteroom\r\nContent-Type: text/event-stream\r\n"
-          "Cache-Control: no-store\r\nConnection: keep-alive\r\nX-Accel-Buffering: no\r\n\r\n"
-          "retry: 2000\n\n"));
+      self->enqueue(head());
       if (self->first_) self->enqueue(std::move(self->first_));  // the newest frame, at once
-      self->do_wait_for_close();
+      self->wait_for_close();
     });
   }
 
  private:
   std::shared_ptr<DashboardSession> shared() {
     return std::static_pointer_cast<DashboardSession>(shared_from_this());
-  }
-  void write(const std::string& m) override {
-    net::async_write(stream_, net::buffer(m), [self = shared()](beast::error_code ec, size_t) {
-      self->written(ec, "dashboard write");
-    });
-  }
-  void close_socket() override {
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
   }
   bool wants_counts() const override { return true; }  // the broadcast frames
   // A frame of many rooms is large and the next one replaces it: a dashboard more than two
@@ -54,19 +39,8 @@ class DashboardSession final : public StreamSession {
     enqueue(std::make_shared<const std::string>("retry: 1000\n\n"));
     finish();
   }
-  void do_wait_for_close() {
-    stream_.async_read_some(net::buffer(sink_), [self = shared()](beast::error_code ec, size_t) {
-      if (ec) {
-        fail(ec, "dashboard read");
-        return self->close();
-      }
-      self->do_wait_for_close();
-    });
-  }
 
-  beast::tcp_stream stream_;
   std::shared_ptr<const std::string> first_;
-  std::array<char, 256> sink_{};
 };
 
 }  // namespace

@@ -2,7 +2,6 @@
 // frames: at once, whenever the hub says the ticket changed (and it did), and at least every
 // keep-alive, each time also counting as the ticket's heartbeat. Ends after the ticket is
 // admitted (the frame carries the token) or has ended.
-#include "server/transport/fail.h"
 #include "server/transport/sessions.h"
 #include "server/transport/stream_session.h"
 
@@ -14,12 +13,11 @@ constexpr std::string_view kTooManyStreams =
     "Connection: close\r\nContent-Length: 100\r\n\r\n"
     R"({"error":{"code":"too_many_streams","message":"this ticket already has its most open streams"}})";
 
-class SseSession final : public StreamSession {
+class SseSession final : public SseStream {
  public:
   SseSession(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot, std::string room,
              std::string ticket)
-      : StreamSession(ctx, std::move(slot), std::move(room), stream.get_executor()),
-        stream_(std::move(stream)),
+      : SseStream(std::move(stream), ctx, std::move(slot), std::move(room)),
         ticket_(std::move(ticket)) {}
 
   void start() {
@@ -32,12 +30,9 @@ class SseSession final : public StreamSession {
       });
     }
     net::dispatch(stream_.get_executor(), [self = shared()] {
-      self->enqueue(std::make_shared<const std::string>(
-          "HTTP/1.1 200 OK\r\nServer: anteroom\r\nContent-Type: text/event-stream\r\n"
-          "Cache-Control: no-store\r\nConnection: keep-alive\r\nX-Accel-Buffering: no\r\n\r\n"
-          "retry: 2000\n\n"));
+      self->enqueue(head());
       self->send_status(true);
-      self->do_wait_for_close();
+      self->wait_for_close();
     });
   }
 
@@ -46,16 +41,6 @@ class SseSession final : public StreamSession {
     return std::static_pointer_cast<SseSession>(shared_from_this());
   }
 
-  void write(const std::string& m) override {
-    net::async_write(stream_, net::buffer(m), [self = shared()](beast::error_code ec, size_t) {
-      self->written(ec, "sse write");
-    });
-  }
-  void close_socket() override {
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
-  }
   bool wants_counts() const override { return false; }  // SSE: its own ticket only
   void on_change() override { send_status(false); }
   void on_tick() override {
@@ -68,17 +53,6 @@ class SseSession final : public StreamSession {
     // EventSource reconnects by itself after `retry` ms.
     enqueue(std::make_shared<const std::string>("retry: 1000\n\n"));
     finish();
-  }
-
-  // Reads nothing useful; its only job is to notice the client going away.
-  void do_wait_for_close() {
-    stream_.async_read_some(net::buffer(sink_), [self = shared()](beast::error_code ec, size_t) {
-      if (ec) {
-        fail(ec, "sse read");
-        return self->close();
-      }
-      self->do_wait_for_close();
-    });
   }
 
   void send_status(bool always) {
@@ -98,9 +72,7 @@ class SseSession final : public StreamSession {
     enqueue(std::move(frame));
   }
 
-  beast::tcp_stream stream_;
   const std::string ticket_;
-  std::array<char, 256> sink_{};
   TicketState last_state_ = TicketState::kWaiting;
   uint64_t last_position_ = 0;
 };

@@ -86,4 +86,34 @@ void StreamSession::close() {
   close_socket();
 }
 
+std::shared_ptr<const std::string> SseStream::head() {
+  static const auto kHead = std::make_shared<const std::string>(
+      "HTTP/1.1 200 OK\r\nServer: anteroom\r\nContent-Type: text/event-stream\r\n"
+      "Cache-Control: no-store\r\nConnection: keep-alive\r\nX-Accel-Buffering: no\r\n\r\n"
+      "retry: 2000\n\n");
+  return kHead;
+}
+
+void SseStream::write(const std::string& m) {
+  net::async_write(stream_, net::buffer(m), [self = self()](beast::error_code ec, size_t) {
+    self->written(ec, "sse write");
+  });
+}
+
+void SseStream::close_socket() {
+  beast::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.close();
+}
+
+void SseStream::wait_for_close() {
+  stream_.async_read_some(net::buffer(sink_), [self = self()](beast::error_code ec, size_t) {
+    if (ec) {
+      fail(ec, "sse read");
+      return self->close();
+    }
+    self->wait_for_close();
+  });
+}
+
 }  // namespace anteroom

@@ -7,6 +7,7 @@
 // send_shared() and shutdown() come from any thread and post themselves there.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 
@@ -67,6 +68,30 @@ class StreamSession : public Stream, public std::enable_shared_from_this<StreamS
   SendQueue queue_;
   bool finishing_ = false;  // the last message is queued; close once it is written
   bool closed_ = false;
+};
+
+// What both Server-Sent Events streams share (a ticket's, sse_session.cc, and the
+// dashboards', dashboard_session.cc): the socket, writing, closing, the response head, and
+// reading only to notice the client leaving.
+class SseStream : public StreamSession {
+ protected:
+  SseStream(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot, std::string room)
+      : StreamSession(ctx, std::move(slot), std::move(room), stream.get_executor()),
+        stream_(std::move(stream)) {}
+  // 200 text/event-stream, and "retry: 2000" for EventSource.
+  static std::shared_ptr<const std::string> head();
+  void write(const std::string& message) override;
+  void close_socket() override;
+  // Reads (and drops) whatever the client sends, until it goes away: then closes.
+  void wait_for_close();
+
+  beast::tcp_stream stream_;
+
+ private:
+  std::shared_ptr<SseStream> self() {
+    return std::static_pointer_cast<SseStream>(shared_from_this());
+  }
+  std::array<char, 256> sink_{};
 };
 
 }  // namespace anteroom

@@ -2,19 +2,16 @@
 // playwright-core): a wrong key is refused, the right one logs in; the counts of a room move
 // while the loadgen feeds it; admitting 5 with a click admits exactly five tickets; pause and
 // resume switch the room's mode; the capacity is edited; the editor makes a room; the charts
-// draw; the page switches
-// to Korean; screenshots at desktop and phone size.
+// draw; the page switches to Korean; screenshots at desktop and phone size.
 // usage: node tests/browser/dashboard.mjs PATH/TO/anteroom PATH/TO/anteroom-loadgen [SCREENSHOT_DIR]
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { chromium } from "playwright-core";
+import { launchChromium, startServer } from "./lib.mjs";
 
 const [binary, loadgen, shotArg] = process.argv.slice(2);
 const KEY = "browser-dashboard-admin-key";
-const dataDir = mkdtempSync(join(tmpdir(), "anteroom-dashboard-"));
 const shotDir = shotArg || mkdtempSync(join(tmpdir(), "anteroom-shots-"));
 mkdirSync(shotDir, { recursive: true });
 let passed = 0;
@@ -26,15 +23,7 @@ const shot = async (page, name) => {
   console.log("screenshot: " + path);
 };
 
-const server = spawn(binary, ["--listen", "127.0.0.1:0", "--data-dir", dataDir, "--no-persistence",
-  "--admin-key", KEY, "--token-secret", "browser-test-token-secret-0123456789"],
-  { stdio: ["ignore", "pipe", "inherit"] });
-const firstLine = await new Promise((resolve, reject) => {
-  createInterface({ input: server.stdout }).once("line", resolve);
-  server.once("exit", () => reject(new Error("anteroom exited")));
-  setTimeout(() => reject(new Error("anteroom did not start")), 10000);
-});
-const base = firstLine.match(/^anteroom listening on (http:\/\/[\d.]+:\d+)$/)[1];
+const { server, base, dataDir } = await startServer(binary, KEY);
 const admin = async (method, path, body) => {
   const r = await fetch(base + path, {
     method, headers: { Authorization: "Bearer " + KEY }, body: body && JSON.stringify(body) });
@@ -50,11 +39,7 @@ try {
   for (let i = 0; i < 10; ++i) {
     await fetch(base + "/v1/rooms/manual/tickets", { method: "POST", body: "{}" });
   }
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
   const context = await browser.newContext({ locale: "en-US", viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const errors = [];

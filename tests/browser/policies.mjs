@@ -5,16 +5,13 @@
 // pages, and a branded room
 // (docs/branding.md) in English and Korean.
 // usage: node tests/browser/policies.mjs PATH/TO/anteroom [SCREENSHOT_DIR]
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { chromium } from "playwright-core";
+import { launchChromium, startServer } from "./lib.mjs";
 
 const [binary, shotArg] = process.argv.slice(2);
 const KEY = "browser-policies-admin-key";
-const dataDir = mkdtempSync(join(tmpdir(), "anteroom-browser-"));
 const shotDir = shotArg || mkdtempSync(join(tmpdir(), "anteroom-shots-"));
 mkdirSync(shotDir, { recursive: true });
 let passed = 0;
@@ -26,15 +23,7 @@ const shot = async (page, name) => {
   console.log("screenshot: " + path);
 };
 
-const server = spawn(binary, ["--listen", "127.0.0.1:0", "--data-dir", dataDir, "--no-persistence",
-  "--admin-key", KEY, "--token-secret", "browser-test-token-secret-0123456789", "--push-interval", "100"],
-  { stdio: ["ignore", "pipe", "inherit"] });
-const firstLine = await new Promise((resolve, reject) => {
-  createInterface({ input: server.stdout }).once("line", resolve);
-  server.once("exit", () => reject(new Error("anteroom exited")));
-  setTimeout(() => reject(new Error("anteroom did not start")), 10000);
-});
-const base = firstLine.match(/^anteroom listening on (http:\/\/[\d.]+:\d+)$/)[1];
+const { server, base, dataDir } = await startServer(binary, KEY, ["--push-interval", "100"]);
 const admin = async (method, path, body) => {
   const r = await fetch(base + path, {
     method, headers: { Authorization: "Bearer " + KEY }, body: body && JSON.stringify(body) });
@@ -68,11 +57,7 @@ const recordNotifications = () => {
 
 let browser;
 try {
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
 
   // 1. A scheduled sale: one admitted visitor holds the only slot before the event is set.
   await admin("PUT", "/v1/rooms/drop", { capacity: 1 });

@@ -2,29 +2,16 @@
 // never a downloaded browser) joins, shows its position, keeps it across a reload, and is
 // sent on with its admission cookie the moment the operator admits it.
 // usage: node tests/browser/wait_page.mjs PATH/TO/anteroom [SCREENSHOT.png]
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { chromium } from "playwright-core";
+import { rmSync } from "node:fs";
+import { launchChromium, startServer } from "./lib.mjs";
 
 const [binary, screenshot] = process.argv.slice(2);
 const KEY = "browser-test-admin-key";
-const dataDir = mkdtempSync(join(tmpdir(), "anteroom-browser-"));
 let passed = 0;
 const pass = (what) => { passed++; console.log("PASS: " + what); };
 const fail = (what) => { throw new Error(what); };
 
-const server = spawn(binary, ["--listen", "127.0.0.1:0", "--data-dir", dataDir, "--no-persistence",
-  "--admin-key", KEY, "--token-secret", "browser-test-token-secret-0123456789", "--push-interval", "100"],
-  { stdio: ["ignore", "pipe", "inherit"] });
-const firstLine = await new Promise((resolve, reject) => {
-  createInterface({ input: server.stdout }).once("line", resolve);
-  server.once("exit", () => reject(new Error("anteroom exited")));
-  setTimeout(() => reject(new Error("anteroom did not start")), 10000);
-});
-const base = firstLine.match(/^anteroom listening on (http:\/\/[\d.]+:\d+)$/)[1];
+const { server, base, dataDir } = await startServer(binary, KEY, ["--push-interval", "100"]);
 const admin = (method, path, body) => fetch(base + path, {
   method, headers: { Authorization: "Bearer " + KEY }, body: body && JSON.stringify(body) });
 
@@ -34,11 +21,7 @@ try {
   for (const user of ["early-1", "early-2"]) {
     await fetch(base + "/v1/rooms/show/tickets", { method: "POST", body: JSON.stringify({ user }) });
   }
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
   const context = await browser.newContext({ locale: "en-US", viewport: { width: 390, height: 844 } });
   const page = await context.newPage();
   await page.goto(base + "/wait/show?return=%2Fhealthz");
