@@ -1,7 +1,10 @@
 // anteroom: parse flags, load secrets, start the server, stop gracefully on SIGINT/SIGTERM.
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <optional>
@@ -114,10 +117,22 @@ std::optional<anteroom::TokenSigner> token_signer(const anteroom::Options& o,
   return std::move(tokens).value();
 }
 
+// Started with standard input, output or error closed, the first file opened (the log)
+// would get that number, and whatever is printed would land in it: /dev/null takes them.
+bool standard_files_open() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF && ::open("/dev/null", O_RDWR) != fd) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace anteroom;
+  if (!standard_files_open()) return 1;
   // Block the stop signals before any thread starts (the log writer is one), so every thread
   // inherits the mask and only sigwait below takes them; a thread without the mask would
   // let SIGTERM kill the process instead of stopping it.

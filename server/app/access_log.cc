@@ -2,7 +2,10 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <concurrentqueue/concurrentqueue.h>
@@ -17,8 +20,37 @@
 
 namespace anteroom {
 
+namespace {
+
+// What a line may say of a request target: no query; no scheme, user or host of an
+// absolute-form target (they may carry a password); and no ticket id, which is the visitor's
+// secret (docs/api.md): /v1/rooms/{room}/tickets/{ticket}... reads .../tickets/-/...
+std::string redacted_path(std::string_view target) {
+  std::string_view path = target.substr(0, target.find('?'));
+  if (!path.starts_with('/')) {
+    const size_t scheme = path.find("://");
+    const size_t slash = scheme == std::string_view::npos ? 0 : path.find('/', scheme + 3);
+    path = slash == std::string_view::npos || scheme == std::string_view::npos ? std::string_view()
+                                                                               : path.substr(slash);
+  }
+  std::string out(path);
+  constexpr std::string_view kRooms = "/v1/rooms/", kTickets = "/tickets/";
+  if (out.starts_with(kRooms)) {
+    const size_t room_end = out.find('/', kRooms.size());
+    if (room_end != std::string::npos && out.compare(room_end, kTickets.size(), kTickets) == 0) {
+      const size_t id = room_end + kTickets.size();
+      const size_t id_end = std::min(out.find('/', id), out.size());
+      if (id_end > id) out.replace(id, id_end - id, "-");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void AccessRecord::set_request(std::string_view method, std::string_view target) {
-  const std::string_view path = target.substr(0, target.find('?'));
+  const std::string redacted = redacted_path(target);
+  const std::string_view path = redacted;
   method_size_ = static_cast<uint16_t>(std::min<size_t>(method.size(), UINT16_MAX));
   method = method.substr(0, method_size_);
   if (method.size() + path.size() <= short_.size()) {
@@ -171,7 +203,10 @@ Result<std::unique_ptr<AccessLog>> AccessLog::open(const std::string& path, Metr
   if (path == "-") {
     return std::unique_ptr<AccessLog>(new AccessLog(STDOUT_FILENO, false, metrics, limits));
   }
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  // O_NONBLOCK: a FIFO nobody reads fails here (ENXIO) instead of holding start-up; cleared
+  // once open.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0640);
+  if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   if (fd < 0) {
     return Status(Code::kInvalidArgument,
                   "cannot open the access log " + path + ": " +
@@ -180,9 +215,19 @@ Result<std::unique_ptr<AccessLog>> AccessLog::open(const std::string& path, Metr
   return std::unique_ptr<AccessLog>(new AccessLog(fd, true, metrics, limits));
 }
 
+namespace {
+
+bool regular_file(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace
+
 AccessLog::AccessLog(int fd, bool owns_fd, Metrics& metrics, Limits limits)
     : fd_(fd),
       owns_fd_(owns_fd),
+      regular_(regular_file(fd)),
       metrics_(metrics),
       limits_(limits),
       queue_(std::make_unique<Queue>()),
@@ -206,6 +251,8 @@ void AccessLog::stop() {
     if (stopping_) return;
     stopping_ = true;
   }
+  give_up_at_ns_.store((std::chrono::steady_clock::now() + kStopGrace).time_since_epoch().count(),
+                       std::memory_order_relaxed);
   wake_.notify_one();
   writer_.join();
   if (owns_fd_) ::close(fd_);
@@ -246,13 +293,45 @@ bool AccessLog::drain(std::vector<AccessRecord>* batch, std::string* out, uint64
   return n != 0;
 }
 
+bool AccessLog::writable() const {
+  for (;;) {
+    pollfd p{fd_, POLLOUT, 0};
+    const int r = ::poll(&p, 1, 100);
+    if (r > 0) return (p.revents & (POLLERR | POLLHUP | POLLNVAL)) == 0;
+    if (r < 0 && errno != EINTR) return false;
+    const int64_t give_up = give_up_at_ns_.load(std::memory_order_relaxed);
+    if (give_up != 0 && std::chrono::steady_clock::now().time_since_epoch().count() >= give_up) {
+      return false;
+    }
+  }
+}
+
+// A file is written in one go. A pipe or terminal is written a page at a time once poll
+// says there is room (a page then never blocks), so a reader that stopped reading never holds
+// the writer past stop()'s grace. A failed write drops its batch (counted); a line it cut in
+// two is cut back off a file, or ended with a newline before the next batch on a pipe, so
+// every line stays JSON.
 void AccessLog::write_out(std::string* out, uint64_t lines) {
+  if (cut_line_) {
+    out->insert(out->begin(), '\n');
+    cut_line_ = false;
+  }
+  const off_t start = regular_ ? ::lseek(fd_, 0, SEEK_END) : -1;
   size_t done = 0;
   while (done < out->size()) {
-    const ssize_t w = ::write(fd_, out->data() + done, out->size() - done);
-    if (w < 0 && errno == EINTR) continue;
+    size_t step = out->size() - done;
+    ssize_t w = -1;
+    if (regular_ || writable()) {
+      if (!regular_) step = std::min<size_t>(step, PIPE_BUF);
+      w = ::write(fd_, out->data() + done, step);
+      if (w < 0 && errno == EINTR) continue;
+    }
     if (w <= 0) {
       metrics_.access_log_dropped(true, lines);  // the whole batch: which lines made it is unknown
+      if (done > 0 && (*out)[done - 1] != '\n') {
+        const size_t keep = out->rfind('\n', done - 1) + 1;  // npos + 1 == 0
+        if (start < 0 || ::ftruncate(fd_, start + static_cast<off_t>(keep)) != 0) cut_line_ = true;
+      }
       out->clear();
       return;
     }

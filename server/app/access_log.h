@@ -93,9 +93,17 @@ class AccessLog {
   // large or when nothing more was queued; false once nothing was.
   bool drain(std::vector<AccessRecord>* batch, std::string* out, uint64_t* lines);
   void write_out(std::string* out, uint64_t lines);
+  // Waits until a page can be written without blocking; false on an error, or once stop()'s
+  // grace has passed.
+  bool writable() const;
+
+  // How long stop() waits for a pipe or terminal nobody reads before dropping what is left.
+  static constexpr std::chrono::seconds kStopGrace{2};
 
   const int fd_;
   const bool owns_fd_;
+  const bool regular_;     // a regular file (else a pipe, a terminal...)
+  bool cut_line_ = false;  // the writer's: a failed write left a line without its end
   Metrics& metrics_;
   const Limits limits_;
   std::unique_ptr<Queue> queue_;
@@ -104,6 +112,9 @@ class AccessLog {
   std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;  // under mu_
+  // steady_clock nanoseconds after which the writer gives up on a blocked reader; 0 until
+  // stop(). Relaxed: a deadline, ordering nothing.
+  std::atomic<int64_t> give_up_at_ns_{0};
   std::thread writer_;
 };
 

@@ -128,6 +128,11 @@ Result<ConfigFile> read_config_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     return Status(Code::kInvalidArgument, "cannot read " + path + ": it is a directory");
   }
+  // A FIFO would hold start-up until someone writes to it (and the stop signals are blocked
+  // by then); a socket cannot be opened at all.
+  if (std::filesystem::is_fifo(path, ec) || std::filesystem::is_socket(path, ec)) {
+    return Status(Code::kInvalidArgument, "cannot read " + path + ": not a regular file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return Status(

@@ -2,6 +2,7 @@
 // `name = value`, rooms in [room NAME] sections, the command line and ANTEROOM_* variables
 // over the file, and every error naming the file and the line.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/json/parse.hpp>
@@ -154,6 +155,11 @@ TEST_F(ConfigFileTest, BadLinesNameFileAndLine) {
   auto folder = read_config_file(dir_.string());
   ASSERT_FALSE(folder.is_ok());
   EXPECT_EQ(folder.status().message(), "cannot read " + dir_.string() + ": it is a directory");
+  const std::string fifo = (dir_ / "conf.fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);  // read, it would wait for a writer for ever
+  auto piped = read_config_file(fifo);
+  ASSERT_FALSE(piped.is_ok());
+  EXPECT_EQ(piped.status().message(), "cannot read " + fifo + ": not a regular file");
   auto absent = read_config_file((dir_ / "absent.conf").string());
   ASSERT_FALSE(absent.is_ok());
   EXPECT_EQ(absent.status().message(),

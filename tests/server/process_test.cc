@@ -84,6 +84,34 @@ namespace {
 
 // `anteroom check-log [--fix] DIR`: finds damage in the middle of the log, cuts it with
 // --fix, and then the server starts on what is left.
+// Started with standard output closed, the log must not become standard output (the line
+// "anteroom listening on ..." and access log lines written into it broke the next start).
+TEST(Process, ClosedStandardOutputNeverLandsInTheLog) {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("anteroom-closedout-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(1);
+    execl(ANTEROOM_BINARY, ANTEROOM_BINARY, "--listen", "127.0.0.1:0", "--data-dir", dir.c_str(),
+          "--access-log", "-", "--admin-key", kAdminKey, "--token-secret", kSecret,
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto log = dir / "anteroom.log";
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(log); }, std::chrono::seconds(10)));
+  kill(pid, SIGTERM);  // taken once start-up is over: the listening line is printed by then
+  ASSERT_EQ(wait_exit(pid, std::chrono::seconds(10)), 0);
+  std::ifstream in(log, std::ios::binary);
+  std::string head(8, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  EXPECT_NE(head, "anteroom");
+  Child check = spawn({ANTEROOM_BINARY, "check-log", dir.string()});
+  const std::string report = all_output(check.out);
+  EXPECT_EQ(wait_exit(check.pid, std::chrono::seconds(10)), 0) << report;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Process, CheckLogFindsAndFixesDamage) {
   auto dir =
       std::filesystem::temp_directory_path() / ("anteroom-checklog-" + std::to_string(getpid()));
