@@ -60,10 +60,12 @@ std::string read_section(std::string_view text, unsigned line, ConfigFile* f) {
   if (!valid_room_name(name)) {
     return "room names are 1-64 characters of A-Z a-z 0-9 _ -, not \"" + name + "\"";
   }
-  for (const ConfigRoom& r : f->rooms) {
-    if (r.name == name) {
-      return "room " + name + " is declared twice (first on line " + std::to_string(r.line) + ")";
-    }
+  if (auto [at, fresh] = f->room_lines.emplace(name, line); !fresh) {
+    return "room " + name + " is declared twice (first on line " + std::to_string(at->second) + ")";
+  }
+  if (f->rooms.size() >= kMaxConfigRooms) {
+    return "more than " + std::to_string(kMaxConfigRooms) +
+           " rooms (a server holds at most that many)";
   }
   f->rooms.push_back({line, name, {}});
   return "";
@@ -101,6 +103,7 @@ Result<ConfigFile> read_config_text(const std::string& path, std::string_view te
   ConfigFile f;
   f.path = path;
   unsigned line = 0;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark
   while (!text.empty()) {
     ++line;
     const size_t nl = text.find('\n');

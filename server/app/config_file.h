@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/status.h"
@@ -30,12 +31,14 @@ struct ConfigFile {
   std::string path;                // as given to --config
   std::vector<ConfigEntry> flags;  // before the first section
   std::vector<ConfigRoom> rooms;
+  std::unordered_map<std::string, unsigned> room_lines;  // name -> its section's line
 
   // "PATH:LINE: ", the start of every message about that line.
   std::string where(unsigned line) const;
 };
 
 constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+constexpr size_t kMaxConfigRooms = 10'000;  // the engine's max_rooms
 
 // Reads `path` (at most kMaxConfigBytes); kInvalidArgument "PATH:LINE: why" for a line that does
 // not read, "cannot read PATH: why" when the file cannot be read.

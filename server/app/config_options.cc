@@ -13,9 +13,10 @@ namespace {
 
 Status bad(const std::string& message) { return Status(Code::kInvalidArgument, message); }
 
-// Keys the file may not hold: --help prints and exits, and a file cannot name another.
+// Keys the file may not hold: --help prints and exits, and a file cannot name another; a
+// key is a flag's long name ("-h" would otherwise find help's short one).
 bool command_line_only(const std::string& key) {
-  return key == "help" || key == "h" || key == "config";
+  return key == "help" || key == "h" || key == "config" || key.starts_with('-');
 }
 
 // A room setting's value as JSON: numbers, true and false as themselves, anything else

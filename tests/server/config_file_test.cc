@@ -136,6 +136,17 @@ TEST_F(ConfigFileTest, BadValueNamesFileAndLine) {
   EXPECT_EQ(error("threads = 1\nthreads = 2\n"), at(2) + "threads is set twice (first on line 1)");
 }
 
+TEST_F(ConfigFileTest, ByteOrderMarkAndShortNames) {
+  auto o = parse("\xEF\xBB\xBFthreads = 3\n");
+  ASSERT_TRUE(o.is_ok()) << o.status().message();
+  EXPECT_EQ(o->threads, 3u);
+  EXPECT_EQ(error("-h = 1\n"), at(1) + "unknown key \"-h\"");
+  EXPECT_EQ(error("--listen = 127.0.0.1:1\n"), at(1) + "unknown key \"--listen\"");
+  std::string many;
+  for (int i = 0; i <= 10'000; ++i) many += "[room r" + std::to_string(i) + "]\n";
+  EXPECT_EQ(error(many), at(10'001) + "more than 10000 rooms (a server holds at most that many)");
+}
+
 TEST_F(ConfigFileTest, BadLinesNameFileAndLine) {
   EXPECT_EQ(error("threads 2\n"), at(1) +
                                       "expected name = value, a [room NAME] section, a # "
