@@ -77,7 +77,10 @@ Status check(const Options& o) {
   if (!o.admin_listen.empty()) {
     if (std::string why = check_endpoint("--admin-listen", o.admin_listen); !why.empty())
       return bad(why);
-    if (o.admin_listen == o.listen) return bad("--admin-listen must differ from --listen");
+    // The same address twice cannot both bind, unless the port is 0 (each gets its own).
+    if (o.admin_listen == o.listen && o.port() != 0) {
+      return bad("--admin-listen must differ from --listen");
+    }
   }
   if (!o.public_url.empty() && !o.public_url.starts_with("https://") &&
       !o.public_url.starts_with("http://")) {
@@ -86,6 +89,8 @@ Status check(const Options& o) {
   if (o.appendfsync != "always" && o.appendfsync != "everysec" && o.appendfsync != "no") {
     return bad("--appendfsync must be always, everysec or no");
   }
+  // Each thread's stack is committed address space; past this a thread cannot start.
+  if (o.threads > 1024) return bad("--threads must be at most 1024");
   if (o.max_connections == 0) return bad("--max-connections must be at least 1");
   if (o.header_limit < 1024) return bad("--header-limit must be at least 1024");
   if (o.idle_timeout_s == 0) return bad("--idle-timeout must be >= 1 s");

@@ -147,6 +147,15 @@ TEST_F(ConfigFileTest, ByteOrderMarkAndShortNames) {
   EXPECT_EQ(error(many), at(10'001) + "more than 10000 rooms (a server holds at most that many)");
 }
 
+// Two start-up checks the review asked for: a thread count that cannot start, and two
+// listeners on port 0 (each gets a port of its own, so they do not clash).
+TEST_F(ConfigFileTest, ThreadsBoundedAndTwoListenersOnPortZero) {
+  EXPECT_EQ(error("", {"--threads", "100000"}), "--threads must be at most 1024");
+  EXPECT_TRUE(parse("", {"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}).is_ok());
+  EXPECT_EQ(error("", {"--listen", "127.0.0.1:80", "--admin-listen", "127.0.0.1:80"}),
+            "--admin-listen must differ from --listen");
+}
+
 TEST_F(ConfigFileTest, BadLinesNameFileAndLine) {
   EXPECT_EQ(error("threads 2\n"), at(1) +
                                       "expected name = value, a [room NAME] section, a # "
