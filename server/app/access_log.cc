@@ -25,7 +25,13 @@ namespace {
 // What a line may say of a request target: no query; no scheme, user or host of an
 // absolute-form target (they may carry a password); and no ticket id, which is the visitor's
 // secret (docs/api.md): /v1/rooms/{room}/tickets/{ticket}... reads .../tickets/-/...
-std::string redacted_path(std::string_view target) {
+// The path, split around the ticket id it holds (`after` empty and `id` false if none).
+struct PathParts {
+  std::string_view before, after;
+  bool id = false;
+};
+
+PathParts redacted_path(std::string_view target) {
   std::string_view path = target.substr(0, target.find('?'));
   if (!path.starts_with('/')) {
     const size_t scheme = path.find("://");
@@ -33,36 +39,41 @@ std::string redacted_path(std::string_view target) {
     path = slash == std::string_view::npos || scheme == std::string_view::npos ? std::string_view()
                                                                                : path.substr(slash);
   }
-  std::string out(path);
   constexpr std::string_view kRooms = "/v1/rooms/", kTickets = "/tickets/";
-  if (out.starts_with(kRooms)) {
-    const size_t room_end = out.find('/', kRooms.size());
-    if (room_end != std::string::npos && out.compare(room_end, kTickets.size(), kTickets) == 0) {
+  if (path.starts_with(kRooms)) {
+    const size_t room_end = path.find('/', kRooms.size());
+    if (room_end != std::string_view::npos && path.substr(room_end).starts_with(kTickets)) {
       const size_t id = room_end + kTickets.size();
-      const size_t id_end = std::min(out.find('/', id), out.size());
-      if (id_end > id) out.replace(id, id_end - id, "-");
+      const size_t id_end = std::min(path.find('/', id), path.size());
+      if (id_end > id) return {path.substr(0, id), path.substr(id_end), true};
     }
   }
-  return out;
+  return {path, {}, false};
 }
 
 }  // namespace
 
+// Copied straight into the record: no allocation unless the line is long.
 void AccessRecord::set_request(std::string_view method, std::string_view target) {
-  const std::string redacted = redacted_path(target);
-  const std::string_view path = redacted;
+  const PathParts p = redacted_path(target);
+  const std::string_view id = p.id ? "-" : "";
   method_size_ = static_cast<uint16_t>(std::min<size_t>(method.size(), UINT16_MAX));
   method = method.substr(0, method_size_);
-  if (method.size() + path.size() <= short_.size()) {
-    std::memcpy(short_.data(), method.data(), method.size());
-    std::memcpy(short_.data() + method.size(), path.data(), path.size());
-    short_size_ = static_cast<uint8_t>(method.size() + path.size());
+  const size_t size = method.size() + p.before.size() + id.size() + p.after.size();
+  char* out = nullptr;
+  if (size <= short_.size()) {
+    short_size_ = static_cast<uint8_t>(size);
     long_.clear();
-    return;
+    out = short_.data();
+  } else {
+    long_.resize(size);
+    out = long_.data();
   }
-  long_.reserve(method.size() + path.size());
-  long_.assign(method);
-  long_.append(path);
+  for (std::string_view piece : {method, p.before, id, p.after}) {
+    if (piece.empty()) continue;  // its data() may be null
+    std::memcpy(out, piece.data(), piece.size());
+    out += piece.size();
+  }
 }
 
 namespace {
