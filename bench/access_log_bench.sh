@@ -156,14 +156,12 @@ Result (goal: on >= 0.9x off for join and status):
 
 $summary
 
-Single runs swing widely on this shared machine (other jobs' load changes from one
-10-second run to the next: the same process served 58,000 to 120,000 status requests a
-second within minutes); read the medians, and the server's CPU per request, which moves
-far less. The log's cost is that CPU: in this run about 0.45 us a join and 0.65 us a status
-(the medians; formatting and writing on the log's own thread, handing the record over on
-the request's), 5-8% of what a request costs the server; the writing also puts 170-190
-bytes a request through the page cache (not counted above: the kernel's writeback runs
-outside the process).
+Single runs swing with what else this shared machine runs (other jobs' load changes from
+one 10-second run to the next); read the medians, and the server's CPU per request, which
+moves far less. The log's cost is that CPU: the "server CPU per request" medians above
+(formatting and writing on the log's own thread, handing the record over on the
+request's); the writing also puts about 170-190 bytes a request (a line) through the page
+cache, not counted above: the kernel's writeback runs outside the process.
 
 Dropped lines at the end (/metrics of the logging process): ${dropped:-none reported}
 MD
