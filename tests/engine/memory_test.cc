@@ -102,7 +102,8 @@ TEST_P(MemoryTest, ADeletedRoomIsFreedWhenItsLastReaderLeaves) {
 // does not report it. Under ASan this test's process fails at exit if that ever changes.
 TEST(Retired, WhatIsRetiredAtExitIsNotReportedAsALeak) {
   auto* left = new std::string(4000, 'x');  // a heap block only the retired list points to
-  epoch::retire(left, [](void* p) { delete static_cast<std::string*>(p); }, left->size());
+  epoch::retire(
+      left, [](void* p) { delete static_cast<std::string*>(p); }, left->size());
   EXPECT_GT(epoch::pending(), 0U);
 }
 
