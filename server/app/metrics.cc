@@ -14,7 +14,7 @@ const char* route_name(Route r) {
                                            "snapshot",     "cookie",    "cluster",
                                            "event",        "draw",      "page",
                                            "challenge",    "dashboard", "dashboard_stream",
-                                           "room_history", "not_found"};
+                                           "room_history", "not_found", "unrouted"};
   static_assert(std::size(kNames) == static_cast<size_t>(Route::kCount));
   return kNames[static_cast<size_t>(r)];
 }
@@ -185,6 +185,22 @@ void Metrics::render_room_totals(Text& t, const std::vector<RoomInfo>& rooms) {
   }
 }
 
+namespace {
+
+// Whether the room lets its line in by itself now: not when it admits by hand, is paused
+// (queue_all, the room's own mode or its running event's) or holds an event's pre-queue.
+// The queue alert (deploy/prometheus/alerts.yml) fires only for rooms that do.
+bool admits_on_its_own(const RoomConfig& c) {
+  if (c.admission == AdmissionMode::kManual) return false;
+  const RoomEvent& e = c.event;
+  RoomMode mode = c.mode;
+  if (e.exists() && e.phase == RoomEvent::Phase::kStarted && e.mode) mode = *e.mode;
+  if (mode == RoomMode::kQueueAll) return false;
+  return !(e.exists() && e.phase == RoomEvent::Phase::kPrequeue);
+}
+
+}  // namespace
+
 std::string Metrics::render(const Engine& engine, bool per_room) const {
   Text t;
   render_requests(t);
@@ -200,6 +216,12 @@ std::string Metrics::render(const Engine& engine, bool per_room) const {
   t.head("anteroom_room_active", "gauge", "Tickets ALLOWED or ACTIVE, per room.");
   for (const RoomInfo& r : rooms)
     t.add("anteroom_room_active{room=\"%s\"} %llu\n", r.name.c_str(), ull(r.counters.active));
+  t.head("anteroom_room_admitting", "gauge",
+         "1 while the room admits by itself; 0 while it admits by hand, is paused (queue_all) "
+         "or holds an event's pre-queue.");
+  for (const RoomInfo& r : rooms)
+    t.add("anteroom_room_admitting{room=\"%s\"} %d\n", r.name.c_str(),
+          admits_on_its_own(r.config) ? 1 : 0);
   render_room_totals(t, rooms);
   return std::move(t.out);
 }

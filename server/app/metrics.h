@@ -43,6 +43,7 @@ enum class Route : uint8_t {
   kDashboardStream,
   kRoomHistory,
   kNotFound,
+  kUnrouted,  // refused by the transport before routing: bad HTTP, 413, 431, shutting down
   kCount
 };
 const char* route_name(Route r);

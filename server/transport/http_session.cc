@@ -243,10 +243,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   }
 
   void upgrade(ApiResponse r) {
-    ctx_.metrics.request(r.route, 101, elapsed());
     if (r.upgrade == ApiResponse::Upgrade::kWebSocket && !websocket::is_upgrade(parser_->get())) {
-      return reply_error(400, "websocket_required", "this route speaks WebSocket only");
+      return reply_error(400, "websocket_required", "this route speaks WebSocket only", r.route);
     }
+    ctx_.metrics.request(r.route, 101, elapsed());
     if (ctx_.access_log != nullptr) {  // one line as the stream opens; its bytes are not counted
       log_access(r.route, r.upgrade == ApiResponse::Upgrade::kWebSocket ? 101 : 200, 0);
     }
@@ -267,10 +267,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                     std::move(r.ticket));
   }
 
-  void reply_error(unsigned status, const char* code, const char* message) {
+  // Counted and logged under `route`: unrouted unless the request got as far as routing.
+  void reply_error(unsigned status, const char* code, const char* message,
+                   Route route = Route::kUnrouted) {
     started_ = Clock::now();
     // After a framing error the rest of the stream cannot be trusted: answer, then close.
-    write(error_response(status, code, message), false, false, 11);
+    ApiResponse r = error_response(status, code, message);
+    r.route = route;
+    write(r, false, false, 11);
   }
 
   void write(const ApiResponse& r, bool keep_alive, bool head, unsigned version) {

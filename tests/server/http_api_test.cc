@@ -163,6 +163,23 @@ TEST_F(HttpApi, OversizedBodyIs413AndOversizedHeaderIs431) {
                "header_too_large");
   HttpClient fresh(server_->port());  // the server goes on serving
   EXPECT_EQ(fresh.request("GET", "/healthz").status, 200u);
+  // Refused before routing: counted as such, not as a route that does not exist.
+  const std::string m = fresh.request("GET", "/metrics").body;
+  EXPECT_NE(m.find("anteroom_http_requests_total{route=\"unrouted\",code=\"413\"} 1"),
+            std::string::npos);
+  EXPECT_NE(m.find("anteroom_http_requests_total{route=\"unrouted\",code=\"431\"} 1"),
+            std::string::npos);
+  EXPECT_EQ(m.find("route=\"not_found\""), std::string::npos);
+}
+
+TEST_F(HttpApi, WebSocketRouteWithoutUpgradeIs400AndCountedOnce) {
+  ASSERT_EQ(room("r", "{}").status, 201u);
+  expect_error(client_->request("GET", "/v1/rooms/r/ws"), 400, "websocket_required");
+  HttpClient fresh(server_->port());
+  const std::string m = fresh.request("GET", "/metrics").body;
+  EXPECT_NE(m.find("anteroom_http_requests_total{route=\"websocket\",code=\"400\"} 1"),
+            std::string::npos);
+  EXPECT_EQ(m.find("route=\"websocket\",code=\"other\""), std::string::npos);  // not as 101
 }
 
 TEST_F(HttpApi, OperatorRoutesNeedTheAdminKey) {

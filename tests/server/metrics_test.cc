@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/clock.h"
+#include "engine/fair_draw.h"
 #include "engine/forwarding_engine.h"
+#include "engine/sharded_engine.h"
 
 namespace anteroom {
 namespace {
@@ -98,6 +101,45 @@ TEST(MetricsText, PerRoomCountersAndDrops) {
   const std::string bare = m.render(e, false);
   EXPECT_FALSE(mentions(bare, "sale")) << bare;
   EXPECT_TRUE(has(bare, "anteroom_storage_up 1"));
+}
+
+// The queue alert's filter: 1 only for rooms that let their line in by themselves.
+TEST(MetricsText, AdmittingIsZeroWhilePausedByHandOrInAPrequeue) {
+  auto clock = std::make_shared<ManualClock>();
+  EngineOptions o;
+  o.clock = clock;
+  o.wall_minus_engine_ms = 0;  // event times on the test's clock
+  auto e = make_sharded_engine(o);
+  const int64_t now = clock->now_ms();
+  RoomConfig c;
+  ASSERT_TRUE(e->put_room("auto", c).is_ok());
+  c.mode = RoomMode::kQueueAll;
+  ASSERT_TRUE(e->put_room("paused", c).is_ok());
+  c = RoomConfig{};
+  c.admission = AdmissionMode::kManual;
+  ASSERT_TRUE(e->put_room("by_hand", c).is_ok());
+  c = RoomConfig{};
+  c.event.prequeue_at_ms = now;  // the pre-queue is open, the start an hour away
+  c.event.start_at_ms = now + 3'600'000;
+  c.event.seed = random_seed();
+  ASSERT_TRUE(e->put_room("prequeue", c).is_ok());
+  c.event.prequeue_at_ms = now - 2'000;  // started, and paused while the event runs
+  c.event.start_at_ms = now - 1'000;
+  c.event.mode = RoomMode::kQueueAll;
+  ASSERT_TRUE(e->put_room("event_paused", c).is_ok());
+  c.event.mode = RoomMode::kFifo;  // started, admitting
+  ASSERT_TRUE(e->put_room("event_running", c).is_ok());
+  clock->advance_ms(1);
+  e->run_all();  // the rooms move their events to the phase their times say
+  Metrics m;
+  const std::string text = m.render(*e);
+  EXPECT_TRUE(has(text, "# TYPE anteroom_room_admitting gauge")) << text;
+  EXPECT_TRUE(has(text, "anteroom_room_admitting{room=\"auto\"} 1")) << text;
+  EXPECT_TRUE(has(text, "anteroom_room_admitting{room=\"paused\"} 0"));
+  EXPECT_TRUE(has(text, "anteroom_room_admitting{room=\"by_hand\"} 0"));
+  EXPECT_TRUE(has(text, "anteroom_room_admitting{room=\"prequeue\"} 0"));
+  EXPECT_TRUE(has(text, "anteroom_room_admitting{room=\"event_paused\"} 0"));
+  EXPECT_TRUE(has(text, "anteroom_room_admitting{room=\"event_running\"} 1"));
 }
 
 }  // namespace
