@@ -35,6 +35,11 @@ std::string first_word(const std::string& message) { return message.substr(0, me
 
 }  // namespace
 
+bool negative_for_unsigned(const po::option_description& option, const std::string& value) {
+  return dynamic_cast<const po::typed_value<unsigned>*>(option.semantic().get()) != nullptr &&
+         value.find('-') != std::string::npos;
+}
+
 Status store_config_flags(const ConfigFile& file, const po::options_description& d,
                           po::variables_map* vm, FileFlags* used) {
   std::map<std::string, bool> given_before;  // by the command line or the environment
@@ -46,9 +51,7 @@ Status store_config_flags(const ConfigFile& file, const po::options_description&
       return bad(file.where(e.line) + "unknown key \"" + e.key + "\"");
     }
     const bool repeatable = option->semantic()->is_composing();
-    // Boost reads "-5" as an unsigned 4294967291; no count or size here is negative.
-    if (dynamic_cast<const po::typed_value<unsigned>*>(option->semantic().get()) != nullptr &&
-        e.value.find('-') != std::string::npos) {
+    if (negative_for_unsigned(*option, e.value)) {
       return bad(file.where(e.line) + "\"" + e.value + "\" is not a valid value for " + e.key);
     }
     if (auto first = seen.find(e.key); first != seen.end() && !repeatable) {

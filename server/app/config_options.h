@@ -15,6 +15,11 @@ namespace anteroom {
 // The flags a config file set: name -> (line, value); a repeatable flag once per line.
 using FileFlags = std::multimap<std::string, std::pair<unsigned, std::string>>;
 
+// True if `value` is meant negative for a flag that takes an unsigned number: Boost reads
+// "-5" as 4294967291, and no count, size or time here is negative.
+bool negative_for_unsigned(const boost::program_options::option_description& option,
+                           const std::string& value);
+
 // Stores the file's flags into *vm, except those the command line or the environment set
 // (checked all the same). Unknown keys, keys given twice and values that do not read are
 // kInvalidArgument "FILE:LINE: ...". *used gets every flag taken from the file.

@@ -110,8 +110,17 @@ Status check(const Options& o) {
   if (o.token_alg != "ES256" && (!o.token_key.empty() || !o.token_key_previous.empty())) {
     return bad("--token-key and --token-key-previous need --token-alg ES256");
   }
-  if (!o.verify_key.empty()) {
-    if (std::string why = weak_secret("--verify-key", o.verify_key, 16); !why.empty())
+  // Given secrets are checked here too (load_secrets checks those read from the data dir),
+  // so that one set in a --config file is refused at its line.
+  const std::pair<const char*, const std::string*> given[] = {{"--admin-key", &o.admin_key},
+                                                              {"--verify-key", &o.verify_key}};
+  for (const auto& [flag, key] : given) {
+    if (key->empty()) continue;
+    if (std::string why = weak_secret(flag, *key, kMinAdminKey); !why.empty()) return bad(why);
+  }
+  if (!o.token_secret.empty()) {
+    if (std::string why = weak_secret("--token-secret", o.token_secret, kMinTokenSecret);
+        !why.empty())
       return bad(why);
   }
   for (const std::string& cidr : o.trusted_proxies) {
@@ -263,6 +272,26 @@ void add_server_flags(po::options_description& d, Options& o, Switches& off) {
 
 }  // namespace
 
+namespace {
+
+// A flag taking an unsigned number given a negative one, on the command line or in the
+// environment, is refused as the file refuses it (store_config_flags).
+Status refuse_negative(const po::parsed_options& given, const po::options_description& d) {
+  for (const po::option& opt : given.options) {
+    const po::option_description* option = d.find_nothrow(opt.string_key, false);
+    if (option == nullptr) continue;
+    for (const std::string& value : opt.value) {
+      if (negative_for_unsigned(*option, value)) {
+        return Status(Code::kInvalidArgument, "the argument ('" + value + "') for option '--" +
+                                                  opt.string_key + "' is invalid");
+      }
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
   Options o;
   Switches off;
@@ -279,8 +308,11 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
   std::optional<ConfigFile> file;
   FileFlags from_file;  // the flags the file set, and where
   try {
-    po::store(po::parse_command_line(argc, argv, d), vm);
-    po::store(po::parse_environment(d, flag_of_variable), vm);
+    for (po::parsed_options given :
+         {po::parse_command_line(argc, argv, d), po::parse_environment(d, flag_of_variable)}) {
+      if (Status st = refuse_negative(given, d); !st.is_ok()) return st;
+      po::store(given, vm);
+    }
     if (vm.count("help") == 0 && vm.count("config") != 0) {
       auto read = read_config_file(vm["config"].as<std::string>());
       if (!read.is_ok()) return read.status();

@@ -134,6 +134,13 @@ TEST_F(ConfigFileTest, BadValueNamesFileAndLine) {
   EXPECT_EQ(error("trusted-proxy = 10.0.0.0/8\ntrusted-proxy = 10.0.0.0/99\n"),
             at(2) + "--trusted-proxy '10.0.0.0/99' is not an address or a CIDR");
   EXPECT_EQ(error("threads = 1\nthreads = 2\n"), at(2) + "threads is set twice (first on line 1)");
+  // Secrets too short or too plain, at their line; the data dir's are checked at start.
+  EXPECT_EQ(error("threads = 1\nadmin-key = short\n"),
+            at(2) + "--admin-key is 5 bytes; it must be at least 16");
+  EXPECT_EQ(error("token-secret = aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"),
+            at(1) + "--token-secret has 1 different characters; a secret needs at least 8");
+  EXPECT_EQ(error("verify-key = 0123456789\n"),
+            at(1) + "--verify-key is 10 bytes; it must be at least 16");
 }
 
 TEST_F(ConfigFileTest, ByteOrderMarkAndShortNames) {
@@ -241,6 +248,22 @@ TEST_F(ConfigFileTest, EnvironmentWinsOverFile) {
   auto c = parse("threads = 3\n", {"--threads", "6"});
   ASSERT_TRUE(c.is_ok()) << c.status().message();
   EXPECT_EQ(c->threads, 6u);
+}
+
+// A negative number for a flag that counts is refused wherever it comes from, not read as
+// 4294967295 (Boost's reading of "-1" as unsigned).
+TEST_F(ConfigFileTest, NegativeCountsAreRefusedOnTheCommandLineAndInTheEnvironment) {
+  EXPECT_EQ(error("", {"--stream-queue", "-1"}),
+            "the argument ('-1') for option '--stream-queue' is invalid");
+  EXPECT_EQ(error("", {"--room-capacity=-5"}),
+            "the argument ('-5') for option '--room-capacity' is invalid");
+  setenv("ANTEROOM_THREADS", "-2", 1);  // NOLINT(concurrency-mt-unsafe): no other thread runs
+  EXPECT_EQ(error(""), "the argument ('-2') for option '--threads' is invalid");
+  unsetenv("ANTEROOM_THREADS");  // NOLINT(concurrency-mt-unsafe): no other thread runs
+  EXPECT_EQ(error("stream-queue = -1\n"), at(1) + "\"-1\" is not a valid value for stream-queue");
+  auto o = parse("", {"--stream-queue", "7"});  // what stays good
+  ASSERT_TRUE(o.is_ok()) << o.status().message();
+  EXPECT_EQ(o->stream_queue_limit, 7u);
 }
 
 // deploy/anteroom.conf, the example shipped: it reads, declares its room, and names every
