@@ -308,7 +308,7 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
   std::optional<ConfigFile> file;
   FileFlags from_file;  // the flags the file set, and where
   try {
-    for (po::parsed_options given :
+    for (const po::parsed_options& given :
          {po::parse_command_line(argc, argv, d), po::parse_environment(d, flag_of_variable)}) {
       if (Status st = refuse_negative(given, d); !st.is_ok()) return st;
       po::store(given, vm);
