@@ -167,10 +167,10 @@ TEST(Limits, WeakSecretsStopStartUp) {
     std::string says;
   };
   for (const Case& k :
-       {Case{{"--token-secret", "a", "--admin-key", kAdminKey}, "token secret"},
-        Case{{"--token-secret", kSecret, "--admin-key", " "}, "admin key"},
-        Case{{"--token-secret", kSecret, "--admin-key", "short-key"}, "admin key"},
-        Case{{"--token-secret", std::string(40, ' '), "--admin-key", kAdminKey}, "token secret"},
+       {Case{{"--token-secret", "a", "--admin-key", kAdminKey}, "--token-secret"},
+        Case{{"--token-secret", kSecret, "--admin-key", " "}, "--admin-key"},
+        Case{{"--token-secret", kSecret, "--admin-key", "short-key"}, "--admin-key"},
+        Case{{"--token-secret", std::string(40, ' '), "--admin-key", kAdminKey}, "--token-secret"},
         Case{{"--token-secret", kSecret, "--admin-key", kAdminKey, "--user-secret", "x"},
              "--user-secret"}}) {
     std::vector<std::string> args = {ANTEROOM_BINARY, "--listen", "127.0.0.1:0",

@@ -51,7 +51,9 @@ TEST(ProofOfWork, ARightNonceIsAcceptedOnce) {
   ASSERT_EQ(pow.check("r", c.text, n, 8, kNow, &solved), PowVerdict::kOk);
   EXPECT_EQ(pow.spend("r", solved, kNow * 1000), PowVerdict::kOk);
   EXPECT_EQ(pow.check("r", c.text, n, 8, kNow + 1), PowVerdict::kUsed);
-  EXPECT_EQ(pow.check("r", c.text, solve(c.text + "x", 0), 8, kNow + 1), PowVerdict::kInvalid);
+  // A spent challenge with a wrong nonce is invalid before it is used. (This took a nonce
+  // solved for another text, which solves this one too once in 256 runs: a flaky test.)
+  EXPECT_EQ(pow.check("r", c.text, miss(c.text, 8), 8, kNow + 1), PowVerdict::kInvalid);
   EXPECT_EQ(pow.spend("r", solved, kNow * 1000), PowVerdict::kUsed) << "spent twice";
   EXPECT_EQ(pow.used_count(), 1u);
 }
