@@ -1,4 +1,5 @@
-// anteroom: parse flags, load secrets, start the server, stop gracefully on SIGINT/SIGTERM.
+// anteroom: parse flags, load secrets, start the server, stop gracefully on SIGINT/SIGTERM,
+// reopen the access log on SIGHUP.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <initializer_list>
 #include <optional>
 #include <thread>
 
@@ -128,6 +130,31 @@ bool standard_files_open() {
   return true;
 }
 
+// Adds `more` to *signals and blocks them all in this thread (and the threads it starts).
+void block(sigset_t* signals, std::initializer_list<int> more) {
+  for (int sig : more) sigaddset(signals, sig);
+  pthread_sigmask(SIG_BLOCK, signals, nullptr);
+}
+
+// Takes the blocked `signals` until SIGINT or SIGTERM comes; SIGHUP has the access log
+// reopened meanwhile (never stops the server).
+void wait_for_stop_signal(const sigset_t& signals, anteroom::Server& server) {
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&signals, &sig) != 0) return;  // only for a bad set: stop rather than spin
+    if (sig == SIGHUP) {
+      std::fputs(server.reopen_access_log()
+                     ? "anteroom: SIGHUP received, reopening the access log\n"
+                     : "anteroom: SIGHUP received; there is no access log file to reopen\n",
+                 stderr);
+      continue;
+    }
+    std::fprintf(stderr, "anteroom: %s received, shutting down\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+    return;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,13 +163,14 @@ int main(int argc, char** argv) {
   // Block the stop signals before any thread starts (the log writer is one), so every thread
   // inherits the mask and only sigwait below takes them; a thread without the mask would
   // let SIGTERM kill the process instead of stopping it.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  sigset_t signals;
+  sigemptyset(&signals);
+  block(&signals, {SIGINT, SIGTERM});
   std::signal(SIGPIPE, SIG_IGN);
   if (argc >= 2 && std::string_view(argv[1]) == "check-log") return check_log_main(argc, argv);
+  // The server takes SIGHUP the same way (it reopens the access log, for logrotate): left
+  // to its default action, SIGHUP would end the process. check-log keeps that default.
+  block(&signals, {SIGHUP});
   std::string exit_now;
   auto options = parse_options(argc, argv, &exit_now);
   if (!exit_now.empty()) {
@@ -204,10 +232,7 @@ int main(int argc, char** argv) {
   }
   std::fflush(stdout);
 
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  std::fprintf(stderr, "anteroom: %s received, shutting down\n",
-               sig == SIGINT ? "SIGINT" : "SIGTERM");
+  wait_for_stop_signal(signals, server);
   server.stop();
   return 0;
 }

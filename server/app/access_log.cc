@@ -11,9 +11,11 @@
 #include <concurrentqueue/concurrentqueue.h>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "engine/model.h"
@@ -209,36 +211,46 @@ struct AccessLog::Queue {
   moodycamel::ConcurrentQueue<AccessRecord> records;
 };
 
-Result<std::unique_ptr<AccessLog>> AccessLog::open(const std::string& path, Metrics& metrics,
-                                                   Limits limits) {
-  if (path == "-") {
-    return std::unique_ptr<AccessLog>(new AccessLog(STDOUT_FILENO, false, metrics, limits));
-  }
-  // O_NONBLOCK: a FIFO nobody reads fails here (ENXIO) instead of holding start-up; cleared
-  // once open.
+namespace {
+
+// For appending, created mode 0640; -1 (errno set) if it cannot be. O_NONBLOCK: a FIFO
+// nobody reads fails here (ENXIO) instead of holding start-up or the writer; cleared once
+// open.
+int open_for_append(const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0640);
   if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  if (fd < 0) {
-    return Status(Code::kInvalidArgument,
-                  "cannot open the access log " + path + ": " +
-                      std::error_code(errno, std::generic_category()).message());
-  }
-  return std::unique_ptr<AccessLog>(new AccessLog(fd, true, metrics, limits));
+  return fd;
 }
-
-namespace {
 
 bool regular_file(int fd) {
   struct stat st {};
   return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+std::string error_text(int error) {
+  return std::error_code(error, std::generic_category()).message();
+}
+
 }  // namespace
 
-AccessLog::AccessLog(int fd, bool owns_fd, Metrics& metrics, Limits limits)
-    : fd_(fd),
-      owns_fd_(owns_fd),
+Result<std::unique_ptr<AccessLog>> AccessLog::open(const std::string& path, Metrics& metrics,
+                                                   Limits limits) {
+  if (path == "-") {
+    return std::unique_ptr<AccessLog>(new AccessLog(STDOUT_FILENO, "", metrics, limits));
+  }
+  const int fd = open_for_append(path);
+  if (fd < 0) {
+    return Status(Code::kInvalidArgument,
+                  "cannot open the access log " + path + ": " + error_text(errno));
+  }
+  return std::unique_ptr<AccessLog>(new AccessLog(fd, path, metrics, limits));
+}
+
+AccessLog::AccessLog(int fd, std::string path, Metrics& metrics, Limits limits)
+    : path_(std::move(path)),
+      fd_(fd),
       regular_(regular_file(fd)),
+      reopenable_(!path_.empty() && regular_),
       metrics_(metrics),
       limits_(limits),
       queue_(std::make_unique<Queue>()),
@@ -256,6 +268,17 @@ void AccessLog::record(AccessRecord&& r) {
   queue_->records.enqueue(std::move(r));
 }
 
+bool AccessLog::reopen() {
+  if (!reopenable_) return false;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return false;
+    reopen_asked_ = true;
+  }
+  wake_.notify_one();
+  return true;
+}
+
 void AccessLog::stop() {
   {
     std::lock_guard lock(mu_);
@@ -266,10 +289,11 @@ void AccessLog::stop() {
                        std::memory_order_relaxed);
   wake_.notify_one();
   writer_.join();
-  if (owns_fd_) ::close(fd_);
+  if (!path_.empty()) ::close(fd_);
 }
 
-// Sleeps an interval, writes what came meanwhile, again; at stop, writes what is left.
+// Sleeps an interval (or until reopen() or stop()), writes what came meanwhile, again; at
+// stop, writes what is left. A reopen comes after a drain, when no line is half written.
 void AccessLog::run() {
   pthread_setname_np(pthread_self(), "access-log");  // for top -H and the like
   std::string out;
@@ -277,15 +301,36 @@ void AccessLog::run() {
   std::vector<AccessRecord> batch(256);
   uint64_t lines = 0;  // in `out`
   for (;;) {
-    bool stopping = false;
+    bool stopping = false, reopen = false;
     {
       std::unique_lock lock(mu_);
-      stopping = wake_.wait_for(lock, limits_.interval, [this] { return stopping_; });
+      wake_.wait_for(lock, limits_.interval, [this] { return stopping_ || reopen_asked_; });
+      stopping = stopping_;
+      reopen = std::exchange(reopen_asked_, false);
     }
     while (drain(&batch, &out, &lines)) {
     }
+    if (reopen) reopen_file();
     if (stopping) return;
   }
+}
+
+// The path is opened before the old file is closed: if it cannot be, lines go on to the
+// old file (which logrotate renamed, or whose directory is gone) rather than nowhere.
+void AccessLog::reopen_file() {
+  const int fd = open_for_append(path_);
+  if (fd < 0) {
+    std::fprintf(stderr,
+                 "anteroom: cannot reopen the access log %s: %s; still writing to the file "
+                 "open before\n",
+                 path_.c_str(), error_text(errno).c_str());
+    metrics_.access_log_reopen_failed();  // after the message: a test waits for the count
+    return;
+  }
+  ::close(fd_);
+  fd_ = fd;
+  regular_ = regular_file(fd);
+  cut_line_ = false;  // the new file starts with no line cut short
 }
 
 bool AccessLog::drain(std::vector<AccessRecord>* batch, std::string* out, uint64_t* lines) {

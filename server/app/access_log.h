@@ -4,9 +4,11 @@
 // thread of the log's own formats the lines and writes them in batches. Records waiting
 // are bounded in bytes: past the bound a record is dropped and counted
 // (anteroom_access_log_dropped_total), so a slow disk or a full pipe never holds a request.
-// stop() writes everything still queued.
+// stop() writes everything still queued. reopen() (SIGHUP, server/main.cc) has the writer
+// close the file and open its path again, for log rotation.
 //
-// Thread safety: record() from any thread; stop() once, from one.
+// Thread safety: record() from any thread; reopen() from any but a signal handler; stop()
+// once, from one.
 #pragma once
 
 #include <array>
@@ -81,14 +83,23 @@ class AccessLog {
 
   // Queues the record, or drops it (counted) when the queue is at its bound. Never blocks.
   void record(AccessRecord&& r);
+  // Asks the writer to open the log's path again (after logrotate renamed the file) and
+  // returns at once. The writer first writes everything queued to the old file, so no line
+  // is split between the two; if opening fails it keeps the old file, counts
+  // anteroom_access_log_reopen_failures_total and says so on stderr. False, doing nothing,
+  // for standard output, a pipe or anything else that was not a regular file at open(), and
+  // once stopped.
+  bool reopen();
   // Writes what is queued, stops the writer, closes the file. Idempotent.
   void stop();
   uint64_t written() const { return written_.load(std::memory_order_relaxed); }
 
  private:
   struct Queue;
-  AccessLog(int fd, bool owns_fd, Metrics& metrics, Limits limits);
+  AccessLog(int fd, std::string path, Metrics& metrics, Limits limits);
   void run();
+  // The writer's side of reopen(), between batches.
+  void reopen_file();
   // Takes a batch of queued records into *out (`lines` of them there), writing it out when
   // large or when nothing more was queued; false once nothing was.
   bool drain(std::vector<AccessRecord>* batch, std::string* out, uint64_t* lines);
@@ -100,9 +111,11 @@ class AccessLog {
   // How long stop() waits for a pipe or terminal nobody reads before dropping what is left.
   static constexpr std::chrono::seconds kStopGrace{2};
 
-  const int fd_;
-  const bool owns_fd_;
-  const bool regular_;     // a regular file (else a pipe, a terminal...)
+  const std::string path_;  // empty for standard output (not owned: never closed)
+  // The writer's (set before it starts; stop() closes it after the writer has ended).
+  int fd_;
+  bool regular_;           // the writer's: fd_ is a regular file (else a pipe, a terminal...)
+  const bool reopenable_;  // opened by path and a regular file then
   bool cut_line_ = false;  // the writer's: a failed write left a line without its end
   Metrics& metrics_;
   const Limits limits_;
@@ -111,7 +124,8 @@ class AccessLog {
   std::atomic<uint64_t> written_{0};     // lines written; relaxed
   std::mutex mu_;
   std::condition_variable wake_;
-  bool stopping_ = false;  // under mu_
+  bool stopping_ = false;      // under mu_
+  bool reopen_asked_ = false;  // under mu_
   // steady_clock nanoseconds after which the writer gives up on a blocked reader; 0 until
   // stop(). Relaxed: a deadline, ordering nothing.
   std::atomic<int64_t> give_up_at_ns_{0};

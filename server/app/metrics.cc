@@ -124,6 +124,10 @@ void Metrics::render_connections(Text& t) const {
         ull(access_log_queue_full_.load(kRelaxed)));
   t.add("anteroom_access_log_dropped_total{reason=\"write_error\"} %llu\n",
         ull(access_log_write_failed_.load(kRelaxed)));
+  t.head("anteroom_access_log_reopen_failures_total", "counter",
+         "Times SIGHUP could not reopen the access log's path (the old file is kept).");
+  t.add("anteroom_access_log_reopen_failures_total %llu\n",
+        ull(access_log_reopen_failed_.load(kRelaxed)));
 }
 
 // Whether the line can be stored (the log, or Redis in a cluster), and how long the log's

@@ -64,6 +64,8 @@ class Metrics {
   void access_log_dropped(bool write_error, uint64_t lines = 1) {
     (write_error ? access_log_write_failed_ : access_log_queue_full_).fetch_add(lines, kRelaxed);
   }
+  // SIGHUP could not open the access log's path again (the old file is kept).
+  void access_log_reopen_failed() { access_log_reopen_failed_.fetch_add(1, kRelaxed); }
 
   // `per_room`: also the series per room (their labels are room names).
   std::string render(const Engine& engine, bool per_room = true) const;
@@ -97,6 +99,7 @@ class Metrics {
   std::array<std::atomic<int64_t>, static_cast<size_t>(ConnKind::kCount)> open_{};
   std::atomic<uint64_t> dropped_slow_{0}, refused_{0}, accept_backoffs_{0};
   std::atomic<uint64_t> access_log_queue_full_{0}, access_log_write_failed_{0};
+  std::atomic<uint64_t> access_log_reopen_failed_{0};
 };
 
 }  // namespace anteroom

@@ -185,6 +185,11 @@ void Server::stop(int grace_ms) {
   }
 }
 
+bool Server::reopen_access_log() {
+  const std::unique_ptr<AccessLog>& log = impl_->access_log;  // set by start()
+  return log != nullptr && log->reopen();
+}
+
 void Server::wait() {
   std::unique_lock lock(impl_->mu);
   impl_->stopped_cv.wait(lock, [this] { return impl_->stopped && impl_->threads.empty(); });

@@ -1,7 +1,8 @@
 // The anteroom server: engine, HTTP/SSE/WebSocket listener, the engine pump that runs
 // admission and expiry and feeds the push hub. Beast stays inside server.cc.
 //
-// Thread safety: start() then stop() from one thread; wait() from any.
+// Thread safety: start() then stop() from one thread; wait() from any; reopen_access_log()
+// from any once start() has returned.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,10 @@ class Server {
   void stop(int grace_ms = 2000);
   // Blocks until stop() has finished.
   void wait();
+  // Has the --access-log writer open its path again (SIGHUP, main.cc; see AccessLog::reopen)
+  // and returns at once; false, doing nothing, without a log file to reopen (no
+  // --access-log, standard output, a pipe).
+  bool reopen_access_log();
 
   Engine& engine();
   // The port of --admin-listen once started (0 without one).

@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <set>
 #include <thread>
@@ -238,6 +240,169 @@ TEST(AccessLogWriter, OpenFailureIsAnError) {
   ASSERT_FALSE(log.is_ok());
   EXPECT_EQ(log.status().message(),
             "cannot open the access log /nonexistent-dir/access.log: No such file or directory");
+}
+
+// A record whose path names it: "/r<i>".
+AccessRecord numbered(int i) {
+  AccessRecord r;
+  r.status = 200;
+  r.route = Route::kStatus;
+  r.set_request("GET", "/r" + std::to_string(i));
+  return r;
+}
+
+// The paths of the file's lines, each line parsed (read_lines fails the test on one that is
+// not JSON) and the file ending with a whole line.
+std::vector<std::string> paths_in(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(all.empty() || all.back() == '\n') << p << " ends in the middle of a line";
+  std::vector<std::string> out;
+  for (const auto& o : read_lines(p)) out.emplace_back(o.at("path").as_string());
+  return out;
+}
+
+std::vector<std::string> numbered_paths(int from, int to) {
+  std::vector<std::string> out;
+  for (int i = from; i < to; ++i) out.push_back("/r" + std::to_string(i));
+  return out;
+}
+
+uint64_t reopen_failures(const Metrics& m) {
+  auto engine = make_sharded_engine();
+  const std::string text = m.render(*engine);
+  const std::string key = "\nanteroom_access_log_reopen_failures_total ";  // not # HELP's
+  const size_t at = text.find(key);
+  return at == std::string::npos ? UINT64_MAX : std::stoull(text.substr(at + key.size()));
+}
+
+// What logrotate does: rename the file, then have the server reopen its path. What was
+// queued before goes to the renamed file, what comes after to a new one (same mode).
+TEST(AccessLogReopen, RenamedFileKeepsTheLinesBeforeTheNewOneTheLinesAfter) {
+  const auto path = temp_path("reopen.log"), rotated = temp_path("reopen.log.1");
+  std::filesystem::remove(path);
+  std::filesystem::remove(rotated);
+  Metrics metrics;
+  // The writer first wakes after an hour: only reopen() and stop() make it write.
+  auto log = AccessLog::open(path.string(), metrics, {size_t{16} << 20, std::chrono::hours(1)});
+  ASSERT_TRUE(log.is_ok()) << log.status().message();
+  for (int i = 0; i < 1000; ++i) log.value()->record(numbered(i));
+  std::filesystem::rename(path, rotated);
+  ASSERT_TRUE(log.value()->reopen());
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(path); }, std::chrono::seconds(10)));
+  for (int i = 1000; i < 1500; ++i) log.value()->record(numbered(i));
+  log.value()->stop();
+  EXPECT_EQ(paths_in(rotated), numbered_paths(0, 1000));  // one writer thread: in order
+  EXPECT_EQ(paths_in(path), numbered_paths(1000, 1500));
+  EXPECT_EQ(log.value()->written(), 1500u);
+  EXPECT_EQ(reopen_failures(metrics), 0u);
+  EXPECT_EQ(std::filesystem::status(path).permissions(),
+            std::filesystem::status(rotated).permissions());  // 0640 less the umask, both
+  EXPECT_FALSE(log.value()->reopen());                        // stopped
+  std::filesystem::remove(path);
+  std::filesystem::remove(rotated);
+}
+
+// The path cannot be opened again (its directory is gone): the lines go on to the old file,
+// the failure is counted and said once on stderr.
+TEST(AccessLogReopen, FailureKeepsWritingToTheOldFile) {
+  const auto dir = temp_path("reopen-dir"), moved = temp_path("reopen-dir-moved");
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(moved);
+  std::filesystem::create_directory(dir);
+  Metrics metrics;
+  auto log = AccessLog::open((dir / "access.log").string(), metrics,
+                             {size_t{16} << 20, std::chrono::hours(1)});
+  ASSERT_TRUE(log.is_ok()) << log.status().message();
+  for (int i = 0; i < 100; ++i) log.value()->record(numbered(i));
+  std::filesystem::rename(dir, moved);
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(log.value()->reopen());
+  const bool counted = eventually([&] { return reopen_failures(metrics) == 1; });
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(counted);
+  EXPECT_EQ(said, "anteroom: cannot reopen the access log " + (dir / "access.log").string() +
+                      ": No such file or directory; still writing to the file open before\n");
+  for (int i = 100; i < 150; ++i) log.value()->record(numbered(i));
+  log.value()->stop();
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  EXPECT_EQ(paths_in(moved / "access.log"), numbered_paths(0, 150));
+  EXPECT_EQ(dropped(metrics, "write_error"), 0u);
+  std::filesystem::remove_all(moved);
+}
+
+// Standard output and pipes are not reopened: reopen() says so and the lines go on.
+TEST(AccessLogReopen, NothingForAPipeOrStandardOutput) {
+  const auto fifo = temp_path("reopen.fifo");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  Metrics metrics;
+  auto log = AccessLog::open(fifo.string(), metrics, {size_t{16} << 20, std::chrono::hours(1)});
+  ASSERT_TRUE(log.is_ok()) << log.status().message();
+  for (int i = 0; i < 10; ++i) log.value()->record(numbered(i));
+  EXPECT_FALSE(log.value()->reopen());
+  for (int i = 10; i < 20; ++i) log.value()->record(numbered(i));
+  log.value()->stop();  // 20 short lines: they fit in the pipe
+  std::string got(1 << 16, '\0');
+  const ssize_t n = ::read(reader, got.data(), got.size());
+  ::close(reader);
+  got.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  EXPECT_EQ(std::count(got.begin(), got.end(), '\n'), 20) << got;
+  EXPECT_EQ(reopen_failures(metrics), 0u);
+  std::filesystem::remove(fifo);
+
+  auto out = AccessLog::open("-", metrics);
+  ASSERT_TRUE(out.is_ok());
+  EXPECT_FALSE(out.value()->reopen());
+  out.value()->stop();
+}
+
+// Records keep coming while the file is rotated again and again: every record is a whole
+// line in exactly one of the files, or counted as dropped.
+TEST(AccessLogReopen, NoLineLostOrSplitUnderLoad) {
+  const auto path = temp_path("busy.log");
+  const auto rotated = [&](int k) { return temp_path("busy.log." + std::to_string(k)); };
+  constexpr int kRotations = 5;
+  std::filesystem::remove(path);
+  for (int k = 1; k <= kRotations; ++k) std::filesystem::remove(rotated(k));
+  Metrics metrics;
+  auto log =
+      AccessLog::open(path.string(), metrics, {size_t{16} << 20, std::chrono::milliseconds(1)});
+  ASSERT_TRUE(log.is_ok()) << log.status().message();
+  std::atomic<bool> done{false};
+  int recorded = 0;
+  std::thread feeder([&] {  // paced (some 100,000 a second), and capped, to keep files small
+    while (!done.load() && recorded < 2'000'000) {
+      log.value()->record(numbered(recorded++));
+      if (recorded % 10 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  });
+  for (int k = 1; k <= kRotations; ++k) {
+    // Lines written since the last rotation first, so each file gets some.
+    EXPECT_TRUE(eventually([&] { return std::filesystem::file_size(path) > 0; }));
+    std::filesystem::rename(path, rotated(k));
+    ASSERT_TRUE(log.value()->reopen());
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(path); }));
+  }
+  done.store(true);
+  feeder.join();
+  log.value()->stop();
+  std::set<std::string> seen;
+  size_t lines = 0;
+  for (int k = 0; k <= kRotations; ++k) {
+    const auto file = k == 0 ? path : rotated(k);
+    const auto paths = paths_in(file);
+    EXPECT_FALSE(paths.empty()) << file;
+    lines += paths.size();
+    seen.insert(paths.begin(), paths.end());
+    std::filesystem::remove(file);
+  }
+  EXPECT_EQ(seen.size(), lines);  // none twice
+  EXPECT_EQ(lines + dropped(metrics, "queue_full"), static_cast<uint64_t>(recorded));
+  EXPECT_EQ(log.value()->written(), lines);
+  EXPECT_EQ(dropped(metrics, "write_error"), 0u);
 }
 
 // The server's lines: one per request with its client (after trusted proxies), method, path

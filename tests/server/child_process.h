@@ -39,6 +39,7 @@ inline Child spawn(const std::vector<std::string>& args, rlim_t max_files = 0,
     if (merge_stderr) dup2(fds[1], 2);
     close(fds[0]);
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execv(argv[0], argv.data());
