@@ -1,8 +1,8 @@
-# Installs the systemd unit and the example configuration (cmake/packaging.cmake sets the
-# ANTEROOM_* variables): run by `cmake --install` and cpack, when CMAKE_INSTALL_PREFIX is the
-# prefix installed to. The configuration goes to /etc when the prefix is /usr (GNU's rule,
-# which a Debian package follows), else to PREFIX/etc; the unit's paths are rewritten to the
-# installed binary and configuration.
+# Installs the systemd unit, the example configuration and the access log's logrotate file
+# (cmake/packaging.cmake sets the ANTEROOM_* variables): run by `cmake --install` and cpack,
+# when CMAKE_INSTALL_PREFIX is the prefix installed to. The configuration and the logrotate
+# file go to /etc when the prefix is /usr (GNU's rule, which a Debian package follows), else
+# to PREFIX/etc; the unit's paths are rewritten to the installed binary and configuration.
 if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
   set(etc "/etc")
 else()
@@ -22,3 +22,5 @@ file(INSTALL DESTINATION "${CMAKE_INSTALL_PREFIX}/lib/systemd/system" TYPE FILE
      PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ FILES "${staged}")
 file(INSTALL DESTINATION "${etc}/anteroom" TYPE FILE
      PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ FILES "${ANTEROOM_EXAMPLE_CONFIG}")
+file(INSTALL DESTINATION "${etc}/logrotate.d" TYPE FILE
+     PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ FILES "${ANTEROOM_LOGROTATE}")

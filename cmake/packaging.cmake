@@ -2,9 +2,10 @@
 #
 # Layout under the prefix: bin/anteroom and bin/anteroom-loadgen; share/doc/anteroom/ (the
 # README, docs/ and, in examples/, deploy/'s nginx, Prometheus and Grafana files);
-# lib/systemd/system/anteroom.service; and the example configuration as
-# etc/anteroom/anteroom.conf, which is /etc/anteroom/anteroom.conf when the prefix is /usr
-# (as in the .deb). The unit and the configuration are placed by
+# lib/systemd/system/anteroom.service; the example configuration as
+# etc/anteroom/anteroom.conf and the access log's rotation (deploy/logrotate/anteroom) as
+# etc/logrotate.d/anteroom, which are under /etc when the prefix is /usr (as in the .deb).
+# The unit, the configuration and the rotation are placed by
 # cmake/install_service.cmake at install time, when the prefix is known: the unit names the
 # installed binary and configuration.
 include(GNUInstallDirs)
@@ -30,6 +31,7 @@ install(FILES ${ANTEROOM_EXAMPLE_CONFIG} DESTINATION ${CMAKE_INSTALL_DOCDIR}/exa
 install(CODE "
   set(ANTEROOM_UNIT \"${PROJECT_SOURCE_DIR}/deploy/systemd/anteroom.service\")
   set(ANTEROOM_EXAMPLE_CONFIG \"${ANTEROOM_EXAMPLE_CONFIG}\")
+  set(ANTEROOM_LOGROTATE \"${PROJECT_SOURCE_DIR}/deploy/logrotate/anteroom\")
   set(ANTEROOM_STAGING \"${PROJECT_BINARY_DIR}/install-staging\")
   set(ANTEROOM_BINDIR \"${CMAKE_INSTALL_BINDIR}\")
   set(ANTEROOM_DOCDIR \"${CMAKE_INSTALL_DOCDIR}\")")
@@ -60,7 +62,8 @@ endif()
 set(ANTEROOM_DEB_CONTROL ${PROJECT_SOURCE_DIR}/deploy/debian/postinst
     ${PROJECT_SOURCE_DIR}/deploy/debian/prerm ${PROJECT_SOURCE_DIR}/deploy/debian/postrm)
 # dpkg keeps an operator's changes to a conffile across upgrades and asks before replacing it.
-file(WRITE ${PROJECT_BINARY_DIR}/deb-control/conffiles "/etc/anteroom/anteroom.conf\n")
+file(WRITE ${PROJECT_BINARY_DIR}/deb-control/conffiles
+     "/etc/anteroom/anteroom.conf\n/etc/logrotate.d/anteroom\n")
 list(APPEND ANTEROOM_DEB_CONTROL ${PROJECT_BINARY_DIR}/deb-control/conffiles)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA "${ANTEROOM_DEB_CONTROL}")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)

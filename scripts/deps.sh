@@ -10,7 +10,7 @@ ANTEROOM_PACKAGES=(
   libhiredis-dev redis-server redis-tools
   clang-format clang-tidy clang-14 libclang-rt-14-dev
   nginx-light curl python3 chromium
-  systemd prometheus strace
+  systemd prometheus strace logrotate
 )
 
 anteroom_install_deps() {

@@ -56,13 +56,17 @@ expected=(/usr/bin/anteroom /usr/bin/anteroom-loadgen /usr/lib/systemd/system/an
   /usr/share/doc/anteroom/log-format.md /usr/share/doc/anteroom/examples/nginx/anteroom.conf
   /usr/share/doc/anteroom/examples/prometheus/alerts.yml
   /usr/share/doc/anteroom/examples/grafana/anteroom.json /etc/anteroom/anteroom.conf
-  /usr/share/doc/anteroom/examples/anteroom.conf /usr/share/doc/anteroom/openapi.yaml)
+  /usr/share/doc/anteroom/examples/anteroom.conf /usr/share/doc/anteroom/openapi.yaml
+  /etc/logrotate.d/anteroom)
 dpkg-deb --ctrl-tarfile "$deb" >"$work/control.tar"
 tar -xOf "$work/control.tar" ./conffiles >"$work/conffiles" || fail "the package has no conffiles"
-grep -qx /etc/anteroom/anteroom.conf "$work/conffiles" ||
-  fail "/etc/anteroom/anteroom.conf is not a conffile"
+for conffile in /etc/anteroom/anteroom.conf /etc/logrotate.d/anteroom; do
+  grep -qx "$conffile" "$work/conffiles" || fail "$conffile is not a conffile"
+done
 cmp -s "$source/deploy/anteroom.conf" "$root/etc/anteroom/anteroom.conf" ||
   fail "/etc/anteroom/anteroom.conf is not deploy/anteroom.conf"
+cmp -s "$source/deploy/logrotate/anteroom" "$root/etc/logrotate.d/anteroom" ||
+  fail "/etc/logrotate.d/anteroom is not deploy/logrotate/anteroom"
 dpkg --root="$root" -L anteroom >"$work/files"
 for f in "${expected[@]}"; do
   grep -qx "$f" "$work/files" || fail "the package lacks $f"

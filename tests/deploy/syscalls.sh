@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The unit's SystemCallFilter lets anteroom do its work: the server runs under strace while it
 # takes rooms, joins, an SSE stream, an admission, a snapshot, /metrics and (given the
-# loadgen) seed 000's WebSocket visit, with --appendfsync always and an access log, then stops
-# on SIGTERM; every system call it made must be one the filter of
+# loadgen) seed 000's WebSocket visit, with --appendfsync always and an access log, which it
+# reopens on SIGHUP, then stops on SIGTERM; every system call it made must be one the filter of
 # deploy/systemd/anteroom.service allows (its allow lists minus its ~ deny lists, as
 # `systemd-analyze syscall-filter` expands the groups). Usage: syscalls.sh ANTEROOM SOURCE_DIR [ANTEROOM_LOADGEN]. Exits 77 (ctest:
 # skipped), saying why, when strace or systemd-analyze is missing or strace cannot trace here.
@@ -66,9 +66,19 @@ if [[ -n $loadgen ]]; then
   ANTEROOM_ADMIN_KEY=$KEY "$loadgen" seed-visit --target "$base" --quiet --out "$work/visit" \
     >"$work/visit.out" 2>&1 || fail "seed-visit: $(tail -5 "$work/visit.out")"
 fi
-# SIGTERM to anteroom itself (strace, told it, would detach instead of passing it on).
+# Signals to anteroom itself (strace, told SIGTERM, would detach instead of passing it on).
 traced=$(pgrep -P "$pid" | head -1)
 [[ -n $traced ]] || fail "no process under strace"
+# A rotation as deploy/logrotate/anteroom does it: rename, SIGHUP; the writer opens the path
+# again.
+mv "$work/access.log" "$work/access.log.1"
+kill -HUP "$traced"
+for _ in $(seq 1 200); do
+  [[ -e $work/access.log ]] && break
+  sleep 0.05
+done
+[[ -e $work/access.log ]] || fail "no new access log within 10 s of SIGHUP"
+curl -sf "$base/healthz" >/dev/null || fail "healthz after SIGHUP"
 kill -TERM "$traced"
 for _ in $(seq 1 200); do
   kill -0 "$pid" 2>/dev/null || break
@@ -78,7 +88,8 @@ kill -0 "$pid" 2>/dev/null && fail "anteroom did not stop within 10 s of SIGTERM
 wait "$pid" || fail "anteroom under strace did not exit 0 on SIGTERM"
 pid=
 # The access log's writer wrote (it flushes its last lines before the process exits).
-grep -q '"/v1/rooms/r/tickets"' "$work/access.log" || fail "the access log has no join"
+grep -q '"/v1/rooms/r/tickets"' "$work/access.log.1" || fail "the rotated access log has no join"
+grep -q '"/healthz"' "$work/access.log" || fail "the reopened access log has no /healthz"
 
 python3 - "$source/deploy/systemd/anteroom.service" "$work/trace" <<'PY'
 import re, subprocess, sys
