@@ -236,7 +236,7 @@ void add_server_flags(po::options_description& d, Options& o, Switches& off) {
   d.add_options()
     ("help,h", "print this and exit")
     ("config", po::value(&o.config), "FILE of `name = value` lines, one for any flag here, and [room NAME] sections (docs/server.md); flags and ANTEROOM_* variables win over it")
-    ("access-log", po::value(&o.access_log), "PATH, or - for standard output: one JSON line per request (docs/server.md); off by default")
+    ("access-log", po::value(&o.access_log), "PATH, or - for standard output: one JSON line per request (docs/server.md), PATH reopened on SIGHUP; off by default")
     ("listen", po::value(&o.listen)->default_value(o.listen), "HOST:PORT to listen on; port 0 picks a free port and prints it")
     ("admin-listen", po::value(&o.admin_listen), "HOST:PORT of a listener of its own for the operator routes (rooms, admit, clear, events and pages written, snapshot, cluster, metrics); --listen then answers them 404")
     ("public-url", po::value(&o.public_url), "the URL visitors reach anteroom at (https://queue.example.com); https marks the cookies Secure")

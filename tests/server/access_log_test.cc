@@ -12,6 +12,7 @@
 #include <iterator>
 #include <regex>
 #include <set>
+#include <stop_token>
 #include <thread>
 
 #include "server/app/access_log.h"
@@ -371,10 +372,11 @@ TEST(AccessLogReopen, NoLineLostOrSplitUnderLoad) {
   auto log =
       AccessLog::open(path.string(), metrics, {size_t{16} << 20, std::chrono::milliseconds(1)});
   ASSERT_TRUE(log.is_ok()) << log.status().message();
-  std::atomic<bool> done{false};
   int recorded = 0;
-  std::thread feeder([&] {  // paced (some 100,000 a second), and capped, to keep files small
-    while (!done.load() && recorded < 2'000'000) {
+  // Paced (some 100,000 a second) and capped, to keep the files small; joined however the
+  // test ends.
+  std::jthread feeder([&](const std::stop_token& stop) {
+    while (!stop.stop_requested() && recorded < 2'000'000) {
       log.value()->record(numbered(recorded++));
       if (recorded % 10 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
@@ -386,7 +388,8 @@ TEST(AccessLogReopen, NoLineLostOrSplitUnderLoad) {
     ASSERT_TRUE(log.value()->reopen());
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(path); }));
   }
-  done.store(true);
+  EXPECT_TRUE(eventually([&] { return std::filesystem::file_size(path) > 0; }));
+  feeder.request_stop();
   feeder.join();
   log.value()->stop();
   std::set<std::string> seen;
