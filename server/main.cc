@@ -160,17 +160,17 @@ void wait_for_stop_signal(const sigset_t& signals, anteroom::Server& server) {
 int main(int argc, char** argv) {
   using namespace anteroom;
   if (!standard_files_open()) return 1;
+  std::signal(SIGPIPE, SIG_IGN);
+  // check-log only reads: Ctrl-C, SIGTERM and SIGHUP end it as they end any command.
+  if (argc >= 2 && std::string_view(argv[1]) == "check-log") return check_log_main(argc, argv);
   // Block the stop signals before any thread starts (the log writer is one), so every thread
   // inherits the mask and only sigwait below takes them; a thread without the mask would
-  // let SIGTERM kill the process instead of stopping it.
+  // let SIGTERM kill the process instead of stopping it. SIGHUP is taken the same way (it
+  // reopens the access log, for logrotate): left to its default action it would end the
+  // process, and a server started from a terminal goes on when the terminal hangs up.
   sigset_t signals;
   sigemptyset(&signals);
-  block(&signals, {SIGINT, SIGTERM});
-  std::signal(SIGPIPE, SIG_IGN);
-  if (argc >= 2 && std::string_view(argv[1]) == "check-log") return check_log_main(argc, argv);
-  // The server takes SIGHUP the same way (it reopens the access log, for logrotate): left
-  // to its default action, SIGHUP would end the process. check-log keeps that default.
-  block(&signals, {SIGHUP});
+  block(&signals, {SIGINT, SIGTERM, SIGHUP});
   std::string exit_now;
   auto options = parse_options(argc, argv, &exit_now);
   if (!exit_now.empty()) {

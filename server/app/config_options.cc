@@ -36,8 +36,11 @@ std::string first_word(const std::string& message) { return message.substr(0, me
 }  // namespace
 
 bool negative_for_unsigned(const po::option_description& option, const std::string& value) {
-  return dynamic_cast<const po::typed_value<unsigned>*>(option.semantic().get()) != nullptr &&
-         value.find('-') != std::string::npos;
+  const po::value_semantic* v = option.semantic().get();
+  const bool is_unsigned = dynamic_cast<const po::typed_value<unsigned>*>(v) != nullptr ||
+                           dynamic_cast<const po::typed_value<unsigned long>*>(v) != nullptr ||
+                           dynamic_cast<const po::typed_value<unsigned long long>*>(v) != nullptr;
+  return is_unsigned && value.find('-') != std::string::npos;
 }
 
 Status store_config_flags(const ConfigFile& file, const po::options_description& d,

@@ -6,6 +6,7 @@
 #include "server/app/secrets.h"
 
 #include <boost/program_options.hpp>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -275,15 +276,31 @@ void add_server_flags(po::options_description& d, Options& o, Switches& off) {
 namespace {
 
 // A flag taking an unsigned number given a negative one, on the command line or in the
-// environment, is refused as the file refuses it (store_config_flags).
-Status refuse_negative(const po::parsed_options& given, const po::options_description& d) {
+// environment, is refused as the file refuses it (store_config_flags). A variable the
+// command line overrides is not looked at, as Boost does not read it either.
+Status refuse_negative(const po::parsed_options& given, const po::options_description& d,
+                       const po::variables_map& before, bool environment) {
   for (const po::option& opt : given.options) {
     const po::option_description* option = d.find_nothrow(opt.string_key, false);
     if (option == nullptr) continue;
+    if (auto it = before.find(opt.string_key);
+        environment && it != before.end() && !it->second.defaulted()) {
+      continue;
+    }
+    std::string source = "option '--" + opt.string_key + "'";
+    if (environment) {
+      std::string var = "ANTEROOM_" + opt.string_key;
+      for (char& c : var) c = c == '-' ? '_' : static_cast<char>(std::toupper(c));
+      source = var + " (--" + opt.string_key + ")";
+    }
     for (const std::string& value : opt.value) {
       if (negative_for_unsigned(*option, value)) {
-        return Status(Code::kInvalidArgument, "the argument ('" + value + "') for option '--" +
-                                                  opt.string_key + "' is invalid");
+        std::string why = "the argument ('";
+        why += value;
+        why += "') for ";
+        why += source;
+        why += " is invalid";
+        return Status(Code::kInvalidArgument, why);
       }
     }
   }
@@ -308,11 +325,12 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
   std::optional<ConfigFile> file;
   FileFlags from_file;  // the flags the file set, and where
   try {
-    for (const po::parsed_options& given :
-         {po::parse_command_line(argc, argv, d), po::parse_environment(d, flag_of_variable)}) {
-      if (Status st = refuse_negative(given, d); !st.is_ok()) return st;
-      po::store(given, vm);
-    }
+    const po::parsed_options command_line = po::parse_command_line(argc, argv, d);
+    if (Status st = refuse_negative(command_line, d, vm, false); !st.is_ok()) return st;
+    po::store(command_line, vm);
+    const po::parsed_options environment = po::parse_environment(d, flag_of_variable);
+    if (Status st = refuse_negative(environment, d, vm, true); !st.is_ok()) return st;
+    po::store(environment, vm);
     if (vm.count("help") == 0 && vm.count("config") != 0) {
       auto read = read_config_file(vm["config"].as<std::string>());
       if (!read.is_ok()) return read.status();

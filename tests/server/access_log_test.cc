@@ -108,6 +108,15 @@ TEST(AccessLogFormat, LineCarriesEveryField) {
   json::object o = json::parse(line).as_object();
   EXPECT_EQ(o.at("client"), nullptr);
   EXPECT_FALSE(o.contains("room"));
+  // Refused before routing (413 here): the path is the client's, so no room either.
+  AccessRecord u;
+  u.route = Route::kUnrouted;
+  u.set_request("POST", "/v1/rooms/victim/tickets");
+  line.clear();
+  append_access_line(u, &line);
+  o = json::parse(line).as_object();
+  EXPECT_EQ(o.at("route"), "unrouted");
+  EXPECT_FALSE(o.contains("room")) << line;
 }
 
 TEST(AccessLogWriter, FlushesOnShutdown) {
@@ -200,8 +209,9 @@ TEST(AccessLogFormat, NoTicketIdsNoAuthority) {
   EXPECT_EQ(r.path(), "");
 }
 
-// A reader that never reads holds stop() for its grace (2 s), not for ever; what could not
-// be written is counted.
+// A reader that never reads holds stop() for its grace (2 s), not for ever nor a wait per
+// batch after it (that was 100 ms a batch: about 25 s for the 60,000 short lines here);
+// what could not be written is counted.
 TEST(AccessLogWriter, StopGivesUpOnAReaderThatNeverReads) {
   const auto fifo = temp_path("never.fifo");
   std::filesystem::remove(fifo);
@@ -211,13 +221,13 @@ TEST(AccessLogWriter, StopGivesUpOnAReaderThatNeverReads) {
   Metrics metrics;
   auto log = AccessLog::open(fifo.string(), metrics, {size_t{16} << 20, std::chrono::hours(1)});
   ASSERT_TRUE(log.is_ok()) << log.status().message();
-  for (int i = 0; i < 2'000; ++i) {  // about 2 MB: far past what the pipe holds
+  for (int i = 0; i < 60'000; ++i) {  // about 235 batches, far past what the pipe holds
     AccessRecord r;
-    r.set_request("GET", "/" + std::string(1000, 'p'));
+    r.set_request("GET", "/" + std::string(100, 'p'));
     log.value()->record(std::move(r));
   }
   auto stopped = std::async(std::launch::async, [&] { log.value()->stop(); });
-  EXPECT_EQ(stopped.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(stopped.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   EXPECT_GT(dropped(metrics, "write_error"), 0u);
   ::close(reader);
   std::filesystem::remove(fifo);

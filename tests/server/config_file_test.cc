@@ -258,9 +258,17 @@ TEST_F(ConfigFileTest, NegativeCountsAreRefusedOnTheCommandLineAndInTheEnvironme
   EXPECT_EQ(error("", {"--room-capacity=-5"}),
             "the argument ('-5') for option '--room-capacity' is invalid");
   setenv("ANTEROOM_THREADS", "-2", 1);  // NOLINT(concurrency-mt-unsafe): no other thread runs
-  EXPECT_EQ(error(""), "the argument ('-2') for option '--threads' is invalid");
+  EXPECT_EQ(error(""), "the argument ('-2') for ANTEROOM_THREADS (--threads) is invalid");
+  auto shadowed = parse("", {"--threads", "3"});  // the command line wins: not read
+  ASSERT_TRUE(shadowed.is_ok()) << shadowed.status().message();
+  EXPECT_EQ(shadowed->threads, 3u);
   unsetenv("ANTEROOM_THREADS");  // NOLINT(concurrency-mt-unsafe): no other thread runs
   EXPECT_EQ(error("stream-queue = -1\n"), at(1) + "\"-1\" is not a valid value for stream-queue");
+  // The one 64-bit count too, which Boost wraps the same way.
+  EXPECT_EQ(error("", {"--room-max-waiting=-18446744073709551516"}),
+            "the argument ('-18446744073709551516') for option '--room-max-waiting' is invalid");
+  EXPECT_EQ(error("room-max-waiting = -1\n"),
+            at(1) + "\"-1\" is not a valid value for room-max-waiting");
   auto o = parse("", {"--stream-queue", "7"});  // what stays good
   ASSERT_TRUE(o.is_ok()) << o.status().message();
   EXPECT_EQ(o->stream_queue_limit, 7u);

@@ -112,6 +112,32 @@ TEST(Process, ClosedStandardOutputNeverLandsInTheLog) {
   std::filesystem::remove_all(dir);
 }
 
+// check-log only reads: Ctrl-C must end it (the server's blocked stop signals held it on a
+// log that never ends, here a FIFO whose writer never writes).
+TEST(Process, CheckLogEndsOnCtrlC) {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("anteroom-checkint-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto fifo = dir / "anteroom.log";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Child check = spawn({ANTEROOM_BINARY, "check-log", dir.string()});
+  // Opening a FIFO nobody writes blocks: wait until check-log is in that openat (system call
+  // 257 in /proc/PID/syscall), well past start-up, then press Ctrl-C.
+  const std::string syscall = "/proc/" + std::to_string(check.pid) + "/syscall";
+  ASSERT_TRUE(eventually(
+      [&] {
+        std::ifstream in(syscall);
+        std::string number;
+        return static_cast<bool>(in >> number) && number == "257";
+      },
+      std::chrono::seconds(10)));
+  kill(check.pid, SIGINT);
+  EXPECT_EQ(wait_exit(check.pid, std::chrono::seconds(10)), -2) << "not ended by the signal";
+  fclose(check.out);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Process, CheckLogFindsAndFixesDamage) {
   auto dir =
       std::filesystem::temp_directory_path() / ("anteroom-checklog-" + std::to_string(getpid()));
