@@ -27,6 +27,13 @@ std::filesystem::path temp_path(const std::string& name) {
          ("anteroom-access-" + std::to_string(getpid()) + "-" + name);
 }
 
+// A new FIFO at `fifo` and its read end, opened without waiting for a writer (-1 on failure).
+int fifo_with_reader(const std::filesystem::path& fifo) {
+  std::filesystem::remove(fifo);
+  if (mkfifo(fifo.c_str(), 0600) != 0) return -1;
+  return ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+}
+
 // Every line of the file, each parsed (a line that is not a JSON object fails the test).
 std::vector<json::object> read_lines(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -157,9 +164,7 @@ uint64_t dropped(const Metrics& m, const char* reason) {
 TEST(AccessLogWriter, BoundedWhenTheWriterIsStuck) {
   // A pipe nobody reads yet: the writer blocks in write() once the pipe is full.
   const auto fifo = temp_path("stuck.fifo");
-  std::filesystem::remove(fifo);
-  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  const int reader = fifo_with_reader(fifo);
   ASSERT_GE(reader, 0);
   Metrics metrics;
   auto log =
@@ -214,9 +219,7 @@ TEST(AccessLogFormat, NoTicketIdsNoAuthority) {
 // what could not be written is counted.
 TEST(AccessLogWriter, StopGivesUpOnAReaderThatNeverReads) {
   const auto fifo = temp_path("never.fifo");
-  std::filesystem::remove(fifo);
-  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  const int reader = fifo_with_reader(fifo);
   ASSERT_GE(reader, 0);
   Metrics metrics;
   auto log = AccessLog::open(fifo.string(), metrics, {size_t{16} << 20, std::chrono::hours(1)});
@@ -345,9 +348,7 @@ TEST(AccessLogReopen, FailureKeepsWritingToTheOldFile) {
 // Standard output and pipes are not reopened: reopen() says so and the lines go on.
 TEST(AccessLogReopen, NothingForAPipeOrStandardOutput) {
   const auto fifo = temp_path("reopen.fifo");
-  std::filesystem::remove(fifo);
-  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  const int reader = fifo_with_reader(fifo);
   ASSERT_GE(reader, 0);
   Metrics metrics;
   auto log = AccessLog::open(fifo.string(), metrics, {size_t{16} << 20, std::chrono::hours(1)});
