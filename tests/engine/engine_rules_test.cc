@@ -351,7 +351,7 @@ TEST_P(EngineTest, BadInputIsRefusedAndChangesNothing) {
 // UTF-8 and over-long names are refused; ordinary scripts and emoji pass.
 TEST_P(EngineTest, UserNamesArePrintableUtf8) {
   make_room("r", config(0, AdmissionMode::kManual));
-  for (const std::string bad :
+  for (const std::string& bad :
        {std::string("a\0b", 3), std::string("a\nb"), std::string("\x7f"), std::string("\xc2\x85"),
         std::string("al\u00adice"), std::string("\U000E0001alice"), std::string("\u3164"),
         std::string("a\u200bb"), std::string("\u202eevil"), std::string("\xef\xbb\xbfx"),
@@ -360,7 +360,7 @@ TEST_P(EngineTest, UserNamesArePrintableUtf8) {
     if (bad.empty()) continue;  // empty means anonymous, not invalid
     EXPECT_EQ(engine_->join("r", bad).code(), Code::kInvalidArgument) << bad;
   }
-  for (const std::string good :
+  for (const std::string& good :
        {std::string("user_10000"), std::string("홍길동"), std::string("José"),
         std::string("😀 party"), std::string(128, 'x')}) {
     EXPECT_TRUE(engine_->join("r", good).is_ok()) << good;

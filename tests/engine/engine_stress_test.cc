@@ -151,9 +151,11 @@ TEST_P(StressTest, TwoThreadsJoinLeaveAndPollWhileAdmissionRuns) {
   uint64_t holding = 0;
   std::map<std::string, int> live_per_user;
   std::unordered_set<uint64_t> ended;
-  for (const RecordedChange& c : journal_.changes()) {
-    if (c.kind == Change::Kind::kLeave || c.kind == Change::Kind::kExpire) ended.insert(c.seq);
-    for (uint64_t seq : c.seqs) ended.insert(seq);
+  for (const RecordedChange& change : journal_.changes()) {
+    if (change.kind == Change::Kind::kLeave || change.kind == Change::Kind::kExpire) {
+      ended.insert(change.seq);
+    }
+    for (uint64_t seq : change.seqs) ended.insert(seq);
   }
   for (auto& g : gone)
     for (uint64_t seq : g) EXPECT_TRUE(ended.count(seq)) << "live ticket " << seq << " gone";

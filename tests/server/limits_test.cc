@@ -88,9 +88,9 @@ TEST(Limits, TheOperatorReserveAnswersHealthMetricsAndOperators) {
     return server.server().engine().room_info("r").is_ok();  // the server is up and serving
   }));
   // Each connection in the reserve gets one answer, then is closed: a new one per request.
-  auto once = [&](const std::string& method, const std::string& path, bool admin) {
+  auto once = [&](const std::string& method, const std::string& path, bool as_admin) {
     HttpClient c(server.port());
-    return admin ? c.admin(method, path) : c.request(method, path);
+    return as_admin ? c.admin(method, path) : c.request(method, path);
   };
   EXPECT_EQ(once("GET", "/healthz", false).status, 200u);
   EXPECT_EQ(once("GET", "/metrics", false).status, 200u);

@@ -207,7 +207,9 @@ TEST_P(Persistence, KeysUsersAndRoomFieldsSurviveARestart) {
     ASSERT_TRUE(d->key_hash);
     EXPECT_EQ(*d->key_hash, key);
     EXPECT_EQ(e->describe("r", anonymous)->key_hash, key);
-    if (round == 0) ASSERT_TRUE(e->snapshot().is_ok());  // and then from the snapshot
+    if (round == 0) {
+      ASSERT_TRUE(e->snapshot().is_ok());  // and then from the snapshot
+    }
   }
 }
 
