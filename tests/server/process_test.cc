@@ -18,6 +18,14 @@
 namespace anteroom::testing {
 namespace {
 
+// A temporary path of this process's, with nothing at it yet.
+std::filesystem::path fresh_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("anteroom-" + name + "-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
 TEST(Process, HelpDocumentsEveryFlag) {
   Child c = spawn({ANTEROOM_BINARY, "--help"});
   std::string all, l;
@@ -42,8 +50,7 @@ TEST(Process, BadFlagIsAClearErrorWithStatus2) {
 }
 
 TEST(Process, PortZeroSecretsAndGracefulSigterm) {
-  auto dir = std::filesystem::temp_directory_path() / ("anteroom-proc-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  const auto dir = fresh_dir("proc");
   for (int run = 0; run < 2; ++run) {
     Child c = spawn({ANTEROOM_BINARY, "--listen", "127.0.0.1:0", "--data-dir", dir.string(),
                      "--no-persistence", "--demo-room", "demo"});
@@ -76,20 +83,10 @@ TEST(Process, PortZeroSecretsAndGracefulSigterm) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
-}  // namespace anteroom::testing
-
-namespace anteroom::testing {
-namespace {
-
-// `anteroom check-log [--fix] DIR`: finds damage in the middle of the log, cuts it with
-// --fix, and then the server starts on what is left.
 // Started with standard output closed, the log must not become standard output (the line
 // "anteroom listening on ..." and access log lines written into it broke the next start).
 TEST(Process, ClosedStandardOutputNeverLandsInTheLog) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("anteroom-closedout-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  const auto dir = fresh_dir("closedout");
   const pid_t pid = fork();
   if (pid == 0) {
     close(1);
@@ -115,9 +112,7 @@ TEST(Process, ClosedStandardOutputNeverLandsInTheLog) {
 // check-log only reads: Ctrl-C must end it (the server's blocked stop signals held it on a
 // log that never ends, here a FIFO whose writer never writes).
 TEST(Process, CheckLogEndsOnCtrlC) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("anteroom-checkint-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  const auto dir = fresh_dir("checkint");
   std::filesystem::create_directories(dir);
   const auto fifo = dir / "anteroom.log";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
@@ -138,10 +133,10 @@ TEST(Process, CheckLogEndsOnCtrlC) {
   std::filesystem::remove_all(dir);
 }
 
+// `anteroom check-log [--fix] DIR`: finds damage in the middle of the log, cuts it with
+// --fix, and then the server starts on what is left.
 TEST(Process, CheckLogFindsAndFixesDamage) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("anteroom-checklog-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  const auto dir = fresh_dir("checklog");
   Child s = spawn({ANTEROOM_BINARY, "--listen", "127.0.0.1:0", "--data-dir", dir.string(),
                    "--appendfsync", "always", "--admin-key", kAdminKey, "--token-secret", kSecret});
   uint16_t port = listening_port(s.out);
@@ -183,17 +178,10 @@ TEST(Process, CheckLogFindsAndFixesDamage) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
-}  // namespace anteroom::testing
-
-namespace anteroom::testing {
-namespace {
-
 // --config: a room declared in the file exists from the start, and at each start is brought
 // back to the file's settings (the ones the file names; the rest stay as they were put).
 TEST(Process, ConfigFileDeclaresRooms) {
-  auto dir = std::filesystem::temp_directory_path() / ("anteroom-conf-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  const auto dir = fresh_dir("conf");
   std::filesystem::create_directories(dir);
   const std::string conf = (dir / "anteroom.conf").string();
   std::ofstream(conf) << "# written by the test\n"
@@ -235,8 +223,7 @@ TEST(Process, ConfigFileDeclaresRooms) {
 
 // A bad file stops start-up with the file and the line, status 2, nothing listening.
 TEST(Process, BadConfigFileStopsStartUp) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("anteroom-badconf-" + std::to_string(getpid()));
+  const auto dir = fresh_dir("badconf");
   std::filesystem::create_directories(dir);
   const std::string conf = (dir / "anteroom.conf").string();
   std::ofstream(conf)
@@ -248,12 +235,6 @@ TEST(Process, BadConfigFileStopsStartUp) {
   fclose(c.out);
   std::filesystem::remove_all(dir);
 }
-
-}  // namespace
-}  // namespace anteroom::testing
-
-namespace anteroom::testing {
-namespace {
 
 // --access-log -: the lines go to standard output, after the start-up lines, and the last
 // ones are written before the process exits on SIGTERM.
