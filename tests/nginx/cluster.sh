@@ -10,6 +10,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 CONF="$HERE/../../deploy/nginx/anteroom-cluster.conf"
 KILL_SIGNAL=TERM  # nginx stops its worker only when asked
 source "$HERE/../cluster/lib.sh"
+source "$HERE/forged_forwarded_for.sh"
 
 R=$(free_port); A=$(free_port); B=$(free_port); C=$(free_port); O=$(free_port); N=$(free_port)
 KEY=nginx-cluster-admin-key
@@ -75,3 +76,4 @@ curl -sf -X POST -H "Authorization: Bearer $KEY" "http://127.0.0.1:$B/v1/rooms/d
 s=$(curl -sf "http://127.0.0.1:$N/v1/rooms/demo/tickets/${tickets[0]}")
 grep -q '"status":"ALLOWED"' <<<"$s" || fail "the first visitor is not admitted: $s"
 pass "the first in line is admitted through the surviving node"
+forged_forwarded_for_is_ignored "$N" "$B" "$KEY" demo

@@ -14,6 +14,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 DEPLOY=$(cd "$HERE/../../deploy/nginx" && pwd)
 KILL_SIGNAL=TERM  # nginx stops its worker only when asked
 source "$HERE/../cluster/lib.sh"
+source "$HERE/forged_forwarded_for.sh"
 # A stopped anteroom keeps a TERM pending (it handles TERM) and cleanup's wait would hang:
 # wake everything first.
 trap 'kill -CONT "${pids[@]}" 2>/dev/null || true; cleanup' EXIT
@@ -158,6 +159,8 @@ NGINX
   expect_origin "$name, anteroom up, admitted" -H "Cookie: anteroom_demo=$token"
   grep -qi '^Set-Cookie: anteroom_demo=' "$work/h" || fail "$name: the gate's fresh token was not passed on"
   ok "$name, anteroom up: the waiting page without admission, the origin with it"
+  forged_forwarded_for_is_ignored "$N" "$A" "$KEY" demo
+  passed=$((passed + 1))
 
   # Stopped: connections are accepted but nothing answers, so the gate times out (3 s).
   kill -STOP "$anteroom"

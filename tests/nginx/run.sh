@@ -12,6 +12,7 @@ BROWSER_SCRIPT=${2:-}
 SCREENSHOT=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CONF="$HERE/../../deploy/nginx/anteroom.conf"
+source "$HERE/forged_forwarded_for.sh"
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -114,7 +115,8 @@ curl -s -X DELETE "http://127.0.0.1:$N/v1/rooms/demo/tickets/$ticket" >/dev/null
 gone=$(curl -s -H "Cookie: anteroom_demo=$token; anteroom_demo_key=visitor-1-key" "http://127.0.0.1:$N/shop/")
 grep -q "ORIGIN OK" <<<"$gone" && fail "the cookie of a ticket that left still opens the origin"
 pass "after leaving, the old cookie no longer opens the origin"
-echo "nginx: 8 passed, 0 failed"
+forged_forwarded_for_is_ignored "$N" "$A" "$KEY" demo
+echo "nginx: 9 passed, 0 failed"
 if [[ -n $BROWSER_SCRIPT ]]; then
   bash "$HERE/../browser/run.sh" "$BROWSER_SCRIPT" "http://127.0.0.1:$N" "http://127.0.0.1:$A" "$KEY" \
     ${SCREENSHOT:+"$SCREENSHOT"}
