@@ -18,6 +18,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// What the read buffer holds besides a header of --header-limit: the rest of one read.
+// Bodies go to the parser's body as they arrive, so what stays buffered is at most a
+// header, a chunk line (size and extensions) or a trailer; one of those that does not end
+// within the buffer fills it, and the read fails with buffer_overflow instead of growing it.
+constexpr size_t kReadSlack = 4096;
+
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot, bool in_reserve,
@@ -26,6 +32,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         ctx_(ctx),
         slot_(std::move(slot)),
         watchdog_(socket_.get_executor()),
+        buffer_(ctx.options.header_limit + kReadSlack),
         in_reserve_(in_reserve),
         operator_listener_(operator_listener) {}
 
@@ -105,6 +112,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     }
     if (ec == http::error::body_limit)
       return reply_error(413, "body_too_large", "request body is over the limit");
+    if (ec == http::error::buffer_overflow) {
+      if (!parser_->is_header_done()) {
+        return reply_error(431, "header_too_large", "request headers are over the limit");
+      }
+      return reply_error(413, "body_too_large",
+                         "a chunk line (size and extensions) or the trailer is over the limit");
+    }
     if (ordinary_end(ec)) return close();
     if (ec) return reply_error(400, "bad_request", "the request is not valid HTTP/1.1");
     started_ = Clock::now();
