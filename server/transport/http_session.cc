@@ -2,15 +2,16 @@
 // before its first byte, a read timeout after), answer it through Api, repeat.
 //
 // Cheap per request by design: bytes already buffered are parsed without another async
-// read; the response head is written by hand into one reused buffer; timeouts are a
-// deadline variable checked by one watchdog timer per connection, so moving the deadline
-// costs an assignment, not a timer cancel and re-arm.
+// read; the response head is serialized by Beast (response_head.h) into one reused buffer;
+// timeouts are a deadline variable checked by one watchdog timer per connection, so moving
+// the deadline costs an assignment, not a timer cancel and re-arm.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
 
 #include "server/transport/fail.h"
+#include "server/transport/response_head.h"
 #include "server/transport/sessions.h"
 
 namespace anteroom {
@@ -295,30 +296,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     ctx_.metrics.request(r.route, r.status, elapsed());
     keep_alive_ = keep_alive && !in_reserve_ && !ctx_.stopping.load(std::memory_order_relaxed);
     out_.clear();
-    out_ += "HTTP/1.1 ";
-    out_ += std::to_string(r.status);
-    out_ += ' ';
-    out_ += http::obsolete_reason(http::int_to_status(r.status));
-    out_ += "\r\nServer: anteroom\r\n";
+    HeadOptions h;
+    h.status = r.status;
     if (r.status != 204) {
-      out_ += "Content-Type: ";
-      out_ += r.content_type;
-      out_ += "\r\nContent-Length: ";
-      out_ += std::to_string(r.shared_body ? r.shared_body->size() : r.body.size());
-      out_ += "\r\n";
+      h.content_type = r.content_type;
+      h.content_length = r.shared_body ? r.shared_body->size() : r.body.size();
     }
-    for (const auto& [k, v] : r.headers) {
-      out_ += k;
-      out_ += ": ";
-      out_ += v;
-      out_ += "\r\n";
-    }
-    if (!keep_alive_) {
-      out_ += "Connection: close\r\n";
-    } else if (version == 10) {
-      out_ += "Connection: keep-alive\r\n";
-    }
-    out_ += "\r\n";
+    h.headers = &r.headers;
+    h.keep_alive = keep_alive_;
+    h.request_version = version;
+    append_response_head(h, &out_);
     if (!head && r.status != 204 && !r.shared_body) out_ += r.body;
     // A shared body goes out from where it is, kept alive until written.
     shared_out_ = head || r.status == 204 ? nullptr : r.shared_body;
@@ -381,12 +368,13 @@ void run_http_session(tcp::socket socket, ServerContext& ctx, ConnectionSlot slo
 }
 
 void refuse_connection(tcp::socket socket) {
-  static const std::string kBusy =
-      "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Type: application/json\r\n"
-      "Connection: close\r\nContent-Length: 85\r\n\r\n"
-      R"({"error":{"code":"overloaded","message":"too many open connections, try again soon"}})";
+  static const auto kBusy = [] {
+    const ApiResponse r =
+        error_response(503, "overloaded", "too many open connections, try again soon");
+    return closing_answer(503, r.content_type, r.body, r.headers);
+  }();
   auto s = std::make_shared<tcp::socket>(std::move(socket));
-  net::async_write(*s, net::buffer(kBusy), [s](beast::error_code, std::size_t) {
+  net::async_write(*s, net::buffer(*kBusy), [s](beast::error_code, std::size_t) {
     beast::error_code ec;
     s->shutdown(tcp::socket::shutdown_both, ec);
     s->close(ec);

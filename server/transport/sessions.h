@@ -23,6 +23,10 @@ void run_http_session(tcp::socket socket, ServerContext& ctx, ConnectionSlot slo
 void run_sse_session(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,
                      std::string room, std::string ticket);
 
+// What a stream gets that raced past the route's --max-streams-per-ticket check and was
+// refused by the push hub: a whole 429 too_many_streams, then the connection closes.
+std::shared_ptr<const std::string> too_many_streams_answer();
+
 // The operator dashboard's stream: `first` (the newest frame, may be null) at once, then
 // whatever the push hub broadcasts to kDashboardStreams.
 void run_dashboard_session(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,

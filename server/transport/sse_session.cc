@@ -1,17 +1,13 @@
-// Server-Sent Events for one ticket. Writes the response head by hand, then `event: status`
+// Server-Sent Events for one ticket. Writes the response head (SseStream::head), then `event: status`
 // frames: at once, whenever the hub says the ticket changed (and it did), and at least every
 // keep-alive, each time also counting as the ticket's heartbeat. Ends after the ticket is
 // admitted (the frame carries the token) or has ended.
+#include "server/transport/response_head.h"
 #include "server/transport/sessions.h"
 #include "server/transport/stream_session.h"
 
 namespace anteroom {
 namespace {
-
-constexpr std::string_view kTooManyStreams =
-    "HTTP/1.1 429 Too Many Requests\r\nServer: anteroom\r\nContent-Type: application/json\r\n"
-    "Connection: close\r\nContent-Length: 100\r\n\r\n"
-    R"({"error":{"code":"too_many_streams","message":"this ticket already has its most open streams"}})";
 
 class SseSession final : public SseStream {
  public:
@@ -23,9 +19,8 @@ class SseSession final : public SseStream {
   void start() {
     begin();
     if (!ctx_.hub.watch(room_, ticket_, this, ctx_.options.max_streams_per_ticket)) {
-      // Streams raced past the route's check: this one is over the limit.
       return net::dispatch(stream_.get_executor(), [self = shared()] {
-        self->enqueue(std::make_shared<const std::string>(kTooManyStreams));
+        self->enqueue(too_many_streams_answer());
         self->finish();
       });
     }
@@ -78,6 +73,15 @@ class SseSession final : public SseStream {
 };
 
 }  // namespace
+
+std::shared_ptr<const std::string> too_many_streams_answer() {
+  static const auto kAnswer = [] {
+    const ApiResponse r = error_response(429, "too_many_streams",
+                                         "this ticket already has its most open streams");
+    return closing_answer(429, r.content_type, r.body, r.headers);
+  }();
+  return kAnswer;
+}
 
 void run_sse_session(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,
                      std::string room, std::string ticket) {

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "server/transport/fail.h"
+#include "server/transport/response_head.h"
 
 namespace anteroom {
 
@@ -87,10 +88,17 @@ void StreamSession::close() {
 }
 
 std::shared_ptr<const std::string> SseStream::head() {
-  static const auto kHead = std::make_shared<const std::string>(
-      "HTTP/1.1 200 OK\r\nServer: anteroom\r\nContent-Type: text/event-stream\r\n"
-      "Cache-Control: no-store\r\nConnection: keep-alive\r\nX-Accel-Buffering: no\r\n\r\n"
-      "retry: 2000\n\n");
+  static const auto kHead = [] {
+    const std::vector<std::pair<std::string, std::string>> fields = {
+        {"Cache-Control", "no-store"}, {"X-Accel-Buffering", "no"}};
+    HeadOptions h;
+    h.content_type = "text/event-stream";
+    h.headers = &fields;
+    auto out = std::make_shared<std::string>();
+    append_response_head(h, out.get());
+    *out += "retry: 2000\n\n";
+    return std::shared_ptr<const std::string>(std::move(out));
+  }();
   return kHead;
 }
 
