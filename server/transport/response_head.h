@@ -29,8 +29,8 @@ struct HeadOptions {
 void append_response_head(const HeadOptions& h, std::string* out);
 
 // A whole answer (head and body) for writing outside an HttpSession; closes the connection.
-std::shared_ptr<const std::string> closing_answer(unsigned status, std::string_view content_type,
-                                                  std::string_view body,
-                                                  const std::vector<std::pair<std::string, std::string>>& headers = {});
+std::shared_ptr<const std::string> closing_answer(
+    unsigned status, std::string_view content_type, std::string_view body,
+    const std::vector<std::pair<std::string, std::string>>& headers = {});
 
 }  // namespace anteroom

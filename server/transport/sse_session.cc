@@ -1,6 +1,6 @@
-// Server-Sent Events for one ticket. Writes the response head (SseStream::head), then `event: status`
-// frames: at once, whenever the hub says the ticket changed (and it did), and at least every
-// keep-alive, each time also counting as the ticket's heartbeat. Ends after the ticket is
+// Server-Sent Events for one ticket. Writes the response head (SseStream::head), then `event:
+// status` frames: at once, whenever the hub says the ticket changed (and it did), and at least
+// every keep-alive, each time also counting as the ticket's heartbeat. Ends after the ticket is
 // admitted (the frame carries the token) or has ended.
 #include "server/transport/response_head.h"
 #include "server/transport/sessions.h"
@@ -76,8 +76,8 @@ class SseSession final : public SseStream {
 
 std::shared_ptr<const std::string> too_many_streams_answer() {
   static const auto kAnswer = [] {
-    const ApiResponse r = error_response(429, "too_many_streams",
-                                         "this ticket already has its most open streams");
+    const ApiResponse r =
+        error_response(429, "too_many_streams", "this ticket already has its most open streams");
     return closing_answer(429, r.content_type, r.body, r.headers);
   }();
   return kAnswer;

@@ -89,8 +89,8 @@ void StreamSession::close() {
 
 std::shared_ptr<const std::string> SseStream::head() {
   static const auto kHead = [] {
-    const std::vector<std::pair<std::string, std::string>> fields = {
-        {"Cache-Control", "no-store"}, {"X-Accel-Buffering", "no"}};
+    const std::vector<std::pair<std::string, std::string>> fields = {{"Cache-Control", "no-store"},
+                                                                     {"X-Accel-Buffering", "no"}};
     HeadOptions h;
     h.content_type = "text/event-stream";
     h.headers = &fields;

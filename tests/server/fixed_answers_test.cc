@@ -25,8 +25,8 @@ beast::error_code parse_whole(const std::string& bytes, http::response<http::str
 }
 
 TEST(FixedAnswers, ClosingAnswersParseWhole) {
-  const auto a = closing_answer(429, "application/json", R"({"error":{"code":"x"}})",
-                                {{"Retry-After", "5"}});
+  const auto a =
+      closing_answer(429, "application/json", R"({"error":{"code":"x"}})", {{"Retry-After", "5"}});
   http::response<http::string_body> m;
   ASSERT_FALSE(parse_whole(*a, &m)) << *a;
   EXPECT_EQ(m.result_int(), 429u);
