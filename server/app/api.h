@@ -39,6 +39,7 @@ struct ApiRequest {
   std::string_view accept_language;
   std::string_view return_header;  // X-Anteroom-Return: where the waiting page goes back to
                                    // when there is no ?return= (set by nginx, see deploy/)
+  std::string_view if_none_match;  // If-None-Match: a cached answer's ETag (the draw)
   std::string_view body;
   // The client's address as bytes (4 for IPv4, the /64 of IPv6): the peer, or behind a trusted
   // proxy the rightmost X-Forwarded-For address not itself trusted (SPEC section 9). Empty
@@ -173,8 +174,10 @@ class Api {
   std::optional<ApiResponse> dashboard_route(const ApiRequest& req,
                                              const std::vector<std::string_view>& parts) const;
   ApiResponse event_route(const ApiRequest& req, std::string_view room) const;  // event_routes.cc
-  ApiResponse draw_route(std::string_view room) const;
-  std::shared_ptr<const std::string> draw_body(std::string_view room, const DrawInfo& d) const;
+  ApiResponse draw_route(const ApiRequest& req, std::string_view room) const;
+  // The draw's answer and its ETag, built once per draw.
+  std::pair<std::shared_ptr<const std::string>, std::string> draw_body(std::string_view room,
+                                                                       const DrawInfo& d) const;
   ApiResponse page_route(const ApiRequest& req, std::string_view room) const;  // page_routes.cc
   ApiResponse challenge_route(std::string_view room) const;                    // join.cc
   ApiResponse cookie_route(std::string_view room, std::string_view ticket,
@@ -212,6 +215,7 @@ class Api {
     std::array<uint8_t, 32> seed{};
     size_t count = 0;
     std::shared_ptr<const std::string> body;
+    std::string etag;  // of body: a quoted hex SHA-256 prefix
   };
   std::unique_ptr<JoinLimiter> join_limiter_ = std::make_unique<JoinLimiter>();
   std::unique_ptr<ProofOfWork> pow_;  // set in the constructor or by set_pow_key

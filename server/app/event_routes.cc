@@ -10,6 +10,7 @@
 #include "server/app/api.h"
 #include "server/app/json_text.h"
 #include "server/app/room_json.h"
+#include "server/app/wait_page.h"
 
 namespace anteroom {
 namespace json = boost::json;
@@ -194,6 +195,21 @@ std::string rfc3339(int64_t unix_ms) {
   return out;
 }
 
+// Whether an If-None-Match header names `etag` (or is "*"): a list of quoted tags, weak
+// ones (W/) compared by their tag as RFC 9110 says for GET.
+bool etag_matches(std::string_view header, std::string_view etag) {
+  while (!header.empty()) {
+    const size_t comma = header.find(',');
+    std::string_view one = header.substr(0, comma);
+    header = comma == std::string_view::npos ? std::string_view{} : header.substr(comma + 1);
+    while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+    while (!one.empty() && one.back() == ' ') one.remove_suffix(1);
+    if (one.starts_with("W/")) one.remove_prefix(2);
+    if (one == "*" || one == etag) return true;
+  }
+  return false;
+}
+
 json::object event_json(std::string_view room, const RoomEvent& e) {
   json::object o;
   o["room"] = room;
@@ -209,7 +225,8 @@ json::object event_json(std::string_view room, const RoomEvent& e) {
   const Digest commit = sha256(e.seed.data(), e.seed.size());
   o["seed_sha256"] = to_hex(commit.data(), commit.size());
   if (e.shuffle && e.phase >= Phase::kStarted) {
-    o["draw"] = "/v1/rooms/" + std::string(room) + "/event/draw";
+    o["draw"] = "/v1/rooms/" + std::string(room) + "/event/draw?commitment=" +
+                to_hex(commit.data(), commit.size());
   }
   return o;
 }
@@ -271,7 +288,7 @@ ApiResponse Api::event_route(const ApiRequest& req, std::string_view room) const
   });
 }
 
-ApiResponse Api::draw_route(std::string_view room) const {
+ApiResponse Api::draw_route(const ApiRequest& req, std::string_view room) const {
   auto info = engine_.room_info(room);
   if (!info.is_ok()) return engine_error(info.status());
   auto d = engine_.draw(room);
@@ -284,16 +301,39 @@ ApiResponse Api::draw_route(std::string_view room) const {
     draw_cache_.erase(std::string(room));
     return error_response(404, "not_drawn", "the room's event has not drawn yet");
   }
+  // ?commitment= (the event's link carries it) names the event whose draw is asked for: a
+  // CDN keeps each event's draw under its own URL.
+  const std::string_view target = req.target;
+  const size_t q = target.find('?');
+  if (q != std::string_view::npos) {
+    const auto want = query_param(target.substr(q + 1), "commitment");
+    const Digest commit = sha256(d->seed.data(), d->seed.size());
+    if (want && *want != to_hex(commit.data(), commit.size())) {
+      return error_response(404, "not_drawn", "this room's event with that commitment has not drawn");
+    }
+  }
+  auto [body, etag] = draw_body(room, d.value());
   ApiResponse res;
-  res.shared_body = draw_body(room, d.value());
+  // A started event's draw never changes: a cache (a CDN in front) keeps it and answers the
+  // crowd that checks it at the start.
+  res.headers.emplace_back("Cache-Control", "public, max-age=31536000, immutable");
+  res.headers.emplace_back("ETag", etag);
+  if (etag_matches(req.if_none_match, etag)) {
+    res.status = 304;
+    return res;
+  }
+  res.shared_body = std::move(body);
   return res;
 }
 
 // Built once per draw and shared by every answer: a draw of a million is 19 MB of JSON.
-std::shared_ptr<const std::string> Api::draw_body(std::string_view room, const DrawInfo& d) const {
+std::pair<std::shared_ptr<const std::string>, std::string> Api::draw_body(
+    std::string_view room, const DrawInfo& d) const {
   std::lock_guard lock(draw_cache_mu_);
   auto& cached = draw_cache_[std::string(room)];
-  if (cached.body && cached.seed == d.seed && cached.count == d.refs.size()) return cached.body;
+  if (cached.body && cached.seed == d.seed && cached.count == d.refs.size()) {
+    return {cached.body, cached.etag};
+  }
   const Digest commit = sha256(d.seed.data(), d.seed.size());
   auto out = std::make_shared<std::string>();
   out->reserve(200 + 19 * d.refs.size());
@@ -311,8 +351,9 @@ std::shared_ptr<const std::string> Api::draw_body(std::string_view room, const D
     *out += '"';
   }
   *out += "]}";
-  cached = {d.seed, d.refs.size(), std::move(out)};
-  return cached.body;
+  const Digest h = sha256(reinterpret_cast<const uint8_t*>(out->data()), out->size());
+  cached = {d.seed, d.refs.size(), std::move(out), '"' + to_hex(h.data(), 16) + '"'};
+  return {cached.body, cached.etag};
 }
 
 }  // namespace anteroom

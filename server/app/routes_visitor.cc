@@ -231,7 +231,7 @@ ApiResponse Api::rooms_route(const ApiRequest& req, const std::vector<std::strin
   }
   if (p.size() == 5 && what == "event" && p[4] == "draw") {
     if (m != "GET" && m != "HEAD") return method_not_allowed("GET, HEAD", Route::kDraw);
-    return with(draw_route(room), Route::kDraw);
+    return with(draw_route(req, room), Route::kDraw);
   }
   if (p.size() == 4 && what == "ws") {
     if (m != "GET") return method_not_allowed("GET", Route::kWebSocket);

@@ -142,6 +142,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                                                              ctx_.options.operator_reserve);
     a.accept_language = header(http::field::accept_language);
     a.return_header = header_named("X-Anteroom-Return");
+    a.if_none_match = header(http::field::if_none_match);
     a.body = req.body();
     a.client = client_address();
     a.operator_listener = operator_listener_;
@@ -298,7 +299,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     out_.clear();
     HeadOptions h;
     h.status = r.status;
-    if (r.status != 204) {
+    if (r.status != 204 && r.status != 304) {  // neither has a body
       h.content_type = r.content_type;
       h.content_length = r.shared_body ? r.shared_body->size() : r.body.size();
     }
@@ -306,9 +307,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     h.keep_alive = keep_alive_;
     h.request_version = version;
     append_response_head(h, &out_);
-    if (!head && r.status != 204 && !r.shared_body) out_ += r.body;
+    if (!head && r.status != 204 && r.status != 304 && !r.shared_body) out_ += r.body;
     // A shared body goes out from where it is, kept alive until written.
-    shared_out_ = head || r.status == 204 ? nullptr : r.shared_body;
+    shared_out_ = head || r.status == 204 || r.status == 304 ? nullptr : r.shared_body;
     if (ctx_.access_log != nullptr) {
       log_access(r.route, r.status, out_.size() + (shared_out_ ? shared_out_->size() : 0));
     }

@@ -150,6 +150,38 @@ TEST_F(EventApi, PreQueueDrawAndTheSeedCommitment) {
   EXPECT_EQ(leak.body.find("seed\""), std::string::npos);
 }
 
+// A started event's draw never changes: a CDN may keep it for good (immutable, an ETag,
+// 304 to a revalidation), and the event's link names its commitment so that a later event
+// in the same room has a URL of its own.
+TEST_F(EventApi, TheDrawIsCacheableForGood) {
+  Reply put = client_->admin("PUT", "/v1/rooms/r/event",
+                             R"({"prequeue_at":")" + rfc3339_in(-1) + R"(","start_at":")" +
+                                 rfc3339_in(60) + R"(","shuffle":true})");
+  ASSERT_EQ(put.status, 201u) << put.body;
+  server_->engine().run_shard(0);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(client_->request("POST", "/v1/rooms/r/tickets").status, 201u);
+  clock_->advance_s(61);
+  server_->engine().run_shard(0);
+  const std::string link(get("/v1/rooms/r/event").at("draw").as_string());
+  const std::string commitment(json::parse(put.body).at("seed_sha256").as_string());
+  EXPECT_EQ(link, "/v1/rooms/r/event/draw?commitment=" + commitment);
+  Reply draw = client_->request("GET", link);
+  ASSERT_EQ(draw.status, 200u) << draw.body;
+  EXPECT_EQ(draw.header("cache-control"), "public, max-age=31536000, immutable");
+  const std::string etag = draw.header("etag");
+  ASSERT_GE(etag.size(), 3u);
+  EXPECT_EQ(etag.front(), '"');
+  EXPECT_EQ(client_->request("GET", "/v1/rooms/r/event/draw").header("etag"), etag);
+  Reply again = client_->request("GET", link, "", {{"If-None-Match", "\"other\", " + etag}});
+  EXPECT_EQ(again.status, 304u);
+  EXPECT_TRUE(again.body.empty());
+  EXPECT_EQ(again.header("etag"), etag);
+  EXPECT_EQ(client_->request("GET", link, "", {{"If-None-Match", "\"other\""}}).status, 200u);
+  Reply wrong = client_->request("GET", "/v1/rooms/r/event/draw?commitment=" +
+                                            std::string(64, '0'));
+  EXPECT_EQ(wrong.status, 404u) << wrong.body;
+}
+
 // A mode switch reaches open streams at once: the waiting visitor's place disappears into
 // the draw (random) and comes back when the room goes back to fifo.
 TEST_F(EventApi, AModeSwitchIsPushedToOpenStreams) {
