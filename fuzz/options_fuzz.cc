@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server/app/options.h"
+#include "server/app/redis_url.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace anteroom;
@@ -31,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (parsed.is_ok() && exit_now.empty()) {
     (void)parsed->host();
     (void)parsed->port();
-    (void)redis_endpoints(parsed->cluster);
+    (void)parse_redis_target(parsed->cluster);
   }
   return 0;
 }

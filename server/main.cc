@@ -19,6 +19,7 @@
 
 #include "cluster/cluster_engine.h"
 #include "server/app/options.h"
+#include "server/app/redis_url.h"
 #include "server/app/secrets.h"
 #include "server/app/token.h"
 #include "server/transport/server.h"
@@ -43,7 +44,8 @@ std::array<unsigned char, 32> derive(const std::string& secret, const char* labe
 anteroom::Result<std::unique_ptr<anteroom::Engine>> open_cluster_node(
     const anteroom::Options& o, const std::string& secret, const anteroom::TokenSigner& tokens) {
   anteroom::cluster::ClusterOptions c;
-  auto redis = anteroom::redis_endpoints(o.cluster);  // checked by parse_options
+  const auto redis = anteroom::parse_redis_target(o.cluster).value().hosts;  // checked by
+                                                                             // parse_options
   c.redis_host = redis.front().first;
   c.redis_port = redis.front().second;
   c.more_redis.assign(redis.begin() + 1, redis.end());

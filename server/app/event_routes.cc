@@ -225,8 +225,8 @@ json::object event_json(std::string_view room, const RoomEvent& e) {
   const Digest commit = sha256(e.seed.data(), e.seed.size());
   o["seed_sha256"] = to_hex(commit.data(), commit.size());
   if (e.shuffle && e.phase >= Phase::kStarted) {
-    o["draw"] = "/v1/rooms/" + std::string(room) + "/event/draw?commitment=" +
-                to_hex(commit.data(), commit.size());
+    o["draw"] = "/v1/rooms/" + std::string(room) +
+                "/event/draw?commitment=" + to_hex(commit.data(), commit.size());
   }
   return o;
 }
@@ -309,7 +309,8 @@ ApiResponse Api::draw_route(const ApiRequest& req, std::string_view room) const 
     const auto want = query_param(target.substr(q + 1), "commitment");
     const Digest commit = sha256(d->seed.data(), d->seed.size());
     if (want && *want != to_hex(commit.data(), commit.size())) {
-      return error_response(404, "not_drawn", "this room's event with that commitment has not drawn");
+      return error_response(404, "not_drawn",
+                            "this room's event with that commitment has not drawn");
     }
   }
   auto [body, etag] = draw_body(room, d.value());
@@ -327,8 +328,8 @@ ApiResponse Api::draw_route(const ApiRequest& req, std::string_view room) const 
 }
 
 // Built once per draw and shared by every answer: a draw of a million is 19 MB of JSON.
-std::pair<std::shared_ptr<const std::string>, std::string> Api::draw_body(
-    std::string_view room, const DrawInfo& d) const {
+std::pair<std::shared_ptr<const std::string>, std::string> Api::draw_body(std::string_view room,
+                                                                          const DrawInfo& d) const {
   std::lock_guard lock(draw_cache_mu_);
   auto& cached = draw_cache_[std::string(room)];
   if (cached.body && cached.seed == d.seed && cached.count == d.refs.size()) {

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include "server/app/config_options.h"
+#include "server/app/redis_url.h"
 #include "server/app/secrets.h"
 
 #include <boost/program_options.hpp>
@@ -131,10 +132,15 @@ Status check(const Options& o) {
     if (std::string why = weak_secret("--user-secret", o.user_secret, 32); !why.empty())
       return bad(why);
   }
-  if (!o.cluster.empty() && redis_endpoints(o.cluster).empty()) {
-    return bad(
-        "--cluster must be HOST:PORT of Redis, or a comma-separated list of a Redis "
-        "Cluster's nodes (e.g. 127.0.0.1:6379)");
+  if (!o.cluster.empty()) {
+    auto target = parse_redis_target(o.cluster);
+    if (!target.is_ok()) return target.status();
+    if (target->scheme != RedisTarget::Scheme::kPlain || !target->password.empty() ||
+        target->db != 0) {
+      return bad(
+          "--cluster: this build speaks plain TCP to Redis without AUTH, database 0: "
+          "redis://HOST:PORT or HOST:PORT");
+    }
   }
   if (!o.demo_room.empty() && !valid_room_name(o.demo_room)) {
     return bad("--demo-room: room names are 1-64 characters of A-Z a-z 0-9 _ -");
@@ -144,29 +150,6 @@ Status check(const Options& o) {
 }
 
 }  // namespace
-
-std::vector<std::pair<std::string, uint16_t>> redis_endpoints(const std::string& list) {
-  std::vector<std::pair<std::string, uint16_t>> out;
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = list.find(',', start);
-    const std::string one =
-        list.substr(start, comma == std::string::npos ? list.npos : comma - start);
-    const auto colon = one.rfind(':');
-    unsigned port = 0;
-    if (colon == std::string::npos || colon == 0 ||
-        std::sscanf(one.c_str() + colon + 1, "%u", &port) != 1 || port == 0 || port > 65535) {
-      return {};
-    }
-    std::string host = one.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-      host = host.substr(1, host.size() - 2);  // [IPv6]
-    }
-    out.emplace_back(host, static_cast<uint16_t>(port));
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
 
 namespace {
 
@@ -200,7 +183,7 @@ std::string describe(const po::error_with_option_name& e, int argc, char** argv)
 void add_cluster_and_room_flags(po::options_description& d, Options& o, std::string& admission) {
   // clang-format off
   d.add_options()
-    ("cluster", po::value(&o.cluster), "HOST:PORT of the Redis that a cluster of nodes shares, or HOST:PORT,... of a Redis Cluster's nodes (docs/cluster.md); every node needs the same --token-secret; the log is off")
+    ("cluster", po::value(&o.cluster), "the Redis that a cluster of nodes shares: redis://HOST:PORT or HOST:PORT, or a comma-separated list of a Redis Cluster's nodes (docs/cluster.md); every node needs the same --token-secret; the log is off")
     ("node-name", po::value(&o.node_name), "this node's name in the cluster; default: host name and process id")
     ("redis-wait", po::value(&o.redis_wait)->default_value(o.redis_wait), "cluster: a write is answered once this many Redis replicas have it (WAIT)")
     ("demo-room", po::value(&o.demo_room), "create a room with this name at start")

@@ -100,7 +100,4 @@ struct Options {
 // --version; returns kInvalidArgument with a message for bad flags.
 Result<Options> parse_options(int argc, char** argv, std::string* exit_now);
 
-// --cluster's HOST:PORT list (hosts may be [IPv6]); empty if any item does not read.
-std::vector<std::pair<std::string, uint16_t>> redis_endpoints(const std::string& list);
-
 }  // namespace anteroom

@@ -25,7 +25,8 @@ ADMIN=cluster-admin-key-0123456789
 # another test meanwhile); node_port reads it from the node's first line.
 node() {  # name, [secret]
   mkdir -p "$work/$1"
-  "$BIN" --cluster "127.0.0.1:$R" --node-name "$1" --listen "127.0.0.1:0" --data-dir "$work/$1" \
+  # The URL form (redis://HOST:PORT); tests/nginx/cluster.sh uses the bare HOST:PORT.
+  "$BIN" --cluster "redis://127.0.0.1:$R" --node-name "$1" --listen "127.0.0.1:0" --data-dir "$work/$1" \
     --token-secret "${2:-$SECRET}" --admin-key "$ADMIN" --threads 1 >"$work/$1.log" 2>&1 &
   pids+=($!)
 }

@@ -159,7 +159,8 @@ TEST_F(EventApi, TheDrawIsCacheableForGood) {
                                  rfc3339_in(60) + R"(","shuffle":true})");
   ASSERT_EQ(put.status, 201u) << put.body;
   server_->engine().run_shard(0);
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(client_->request("POST", "/v1/rooms/r/tickets").status, 201u);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(client_->request("POST", "/v1/rooms/r/tickets").status, 201u);
   clock_->advance_s(61);
   server_->engine().run_shard(0);
   const std::string link(get("/v1/rooms/r/event").at("draw").as_string());
@@ -177,8 +178,8 @@ TEST_F(EventApi, TheDrawIsCacheableForGood) {
   EXPECT_TRUE(again.body.empty());
   EXPECT_EQ(again.header("etag"), etag);
   EXPECT_EQ(client_->request("GET", link, "", {{"If-None-Match", "\"other\""}}).status, 200u);
-  Reply wrong = client_->request("GET", "/v1/rooms/r/event/draw?commitment=" +
-                                            std::string(64, '0'));
+  Reply wrong =
+      client_->request("GET", "/v1/rooms/r/event/draw?commitment=" + std::string(64, '0'));
   EXPECT_EQ(wrong.status, 404u) << wrong.body;
 }
 
