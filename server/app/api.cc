@@ -197,6 +197,12 @@ bool Api::may_verify(std::string_view header) const {
   return same_secret(given, admin_key_) || same_secret(given, options_.verify_key);
 }
 
+bool Api::may_scrape(std::string_view header) const {
+  const std::string_view given = bearer_credential(header);
+  return same_secret(given, admin_key_) || same_secret(given, options_.verify_key) ||
+         same_secret(given, options_.metrics_key);
+}
+
 bool Api::stream_allowed(std::string_view room, std::string_view ticket) const {
   return hub_ == nullptr || hub_->streams_for(std::string(room), std::string(ticket)) <
                                 options_.max_streams_per_ticket;
@@ -374,6 +380,15 @@ ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string
   }
   if (path == "/metrics") {
     if (!get) return method_not_allowed("GET", Route::kMetrics);
+    // Room names and counts are the operator's, and a render costs O(rooms): a key, unless
+    // on the operator listener or opened with --metrics-public.
+    if (!options_.metrics_public && !req.operator_listener && !may_scrape(req.authorization)) {
+      ApiResponse no =
+          error_response(401, "unauthorized",
+                         "/metrics needs Authorization: Bearer <the admin, verify or metrics key>");
+      no.headers.emplace_back("WWW-Authenticate", "Bearer");
+      return with(no, Route::kMetrics);
+    }
     ApiResponse r;
     r.content_type = "text/plain; version=0.0.4";
     r.body = metrics_.render(engine_, options_.room_metrics);

@@ -193,6 +193,7 @@ class Api {
   ApiResponse probe_route(bool ready_probe) const;
   bool authorized(std::string_view header) const;  // the admin key
   bool may_verify(std::string_view header) const;  // the admin key or --verify-key
+  bool may_scrape(std::string_view header) const;  // either, or --metrics-key
   // Whether a request is for an operator route, which --admin-listen moves to its own
   // listener; probes and verify are served on both.
   static bool operator_route(std::string_view method, std::string_view path);

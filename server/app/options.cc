@@ -115,7 +115,8 @@ Status check(const Options& o) {
   // Given secrets are checked here too (load_secrets checks those read from the data dir),
   // so that one set in a --config file is refused at its line.
   const std::pair<const char*, const std::string*> given[] = {{"--admin-key", &o.admin_key},
-                                                              {"--verify-key", &o.verify_key}};
+                                                              {"--verify-key", &o.verify_key},
+                                                              {"--metrics-key", &o.metrics_key}};
   for (const auto& [flag, key] : given) {
     if (key->empty()) continue;
     if (std::string why = weak_secret(flag, *key, kMinAdminKey); !why.empty()) return bad(why);
@@ -162,6 +163,7 @@ std::string flag_of_variable(const std::string& env) {
   if (env == "ANTEROOM_TOKEN_SECRET") return "token-secret";
   if (env == "ANTEROOM_THREADS") return "threads";
   if (env == "ANTEROOM_CLUSTER") return "cluster";
+  if (env == "ANTEROOM_METRICS_KEY") return "metrics-key";
   return "";
 }
 
@@ -250,6 +252,8 @@ void add_server_flags(po::options_description& d, Options& o, Switches& off) {
     ("max-streams-per-ticket", po::value(&o.max_streams_per_ticket)->default_value(o.max_streams_per_ticket), "SSE and WebSocket streams watching one ticket at most; more are answered 429")
     ("stream-heartbeat-limit", po::value(&o.stream_heartbeat_limit_s)->default_value(o.stream_heartbeat_limit_s), "seconds an open stream alone counts as a waiting visitor's heartbeat")
     ("no-room-metrics", po::bool_switch(&off.room_metrics), "leave per-room series (room names) out of /metrics")
+    ("metrics-key", po::value(&o.metrics_key), "Bearer key good for /metrics only (Prometheus's), at least 16 bytes; /metrics also takes the admin and verify keys, and asks none on --admin-listen")
+    ("metrics-public", po::bool_switch(&o.metrics_public), "answer /metrics to anyone, without a key")
     ("trusted-proxy", po::value(&o.trusted_proxies)->composing(), "CIDR of a proxy in front (repeatable, e.g. 127.0.0.1/32): its connections carry many visitors, so no per-address limit applies to them");
   // clang-format on
 }

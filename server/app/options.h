@@ -74,6 +74,10 @@ struct Options {
   // waiting page reopens its stream well within this, a tab left behind does not.
   unsigned stream_heartbeat_limit_s = 1800;
   bool room_metrics = true;  // --no-room-metrics: /metrics without per-room series (names)
+  // --metrics-key: a Bearer key good for /metrics only (Prometheus's), besides the admin and
+  // verify keys; --metrics-public opens /metrics to anyone. On --admin-listen no key is asked.
+  std::string metrics_key;
+  bool metrics_public = false;
   // --trusted-proxy CIDR (repeatable): peers in these networks are proxies carrying many
   // visitors (nginx in front): no per-address connection limit for them.
   std::vector<std::string> trusted_proxies;

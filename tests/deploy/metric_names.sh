@@ -51,7 +51,7 @@ for u in a b; do
   curl -sf -X POST "127.0.0.1:$PORT/v1/rooms/sale/tickets" -d "{\"user\":\"$u\"}" >/dev/null ||
     fail "join $u"
 done
-curl -sf "127.0.0.1:$PORT/metrics" >"$work/metrics" || fail "GET /metrics"
+curl -sf -H "Authorization: Bearer $KEY" "127.0.0.1:$PORT/metrics" >"$work/metrics" || fail "GET /metrics"
 
 # Redis on a port picked ahead (redis-server cannot take one of the kernel's choosing); if
 # another process took it meanwhile, another port.
@@ -71,7 +71,7 @@ for _ in 1 2 3 4 5; do
 done
 [[ -n $R ]] || fail "redis-server did not start: $(tail -3 "$work/redis.log")"
 start node --cluster "127.0.0.1:$R" --node-name n1
-curl -sf "127.0.0.1:$PORT/metrics" >>"$work/metrics" || fail "GET /metrics of the cluster node"
+curl -sf -H "Authorization: Bearer $KEY" "127.0.0.1:$PORT/metrics" >>"$work/metrics" || fail "GET /metrics of the cluster node"
 
 grep -qx 'anteroom_storage_up 1' "$work/metrics" || fail "the lone server's storage is not up"
 grep -qx 'anteroom_redis_up 1' "$work/metrics" || fail "the cluster node does not reach Redis"

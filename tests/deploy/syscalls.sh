@@ -59,7 +59,7 @@ grep -q '^event: status' "$work/sse" || fail "no SSE status: $(head -c 300 "$wor
 curl -sf -X POST "${admin[@]}" "$base/v1/rooms/r/admit" -d '{"count":1}' >/dev/null || fail "admit"
 curl -sf -X POST "${admin[@]}" "$base/v1/admin/snapshot" >/dev/null || fail "snapshot"
 # To a file first: grep -q stopping early would fail the pipeline (pipefail) with curl's SIGPIPE.
-curl -sf "$base/metrics" >"$work/metrics" || fail "GET /metrics"
+curl -sf -H "Authorization: Bearer $KEY" "$base/metrics" >"$work/metrics" || fail "GET /metrics"
 grep -q '^anteroom_fsync_seconds_count' "$work/metrics" || fail "no fsync histogram in /metrics"
 curl -sf "$base/readyz" >/dev/null || fail "readyz"
 if [[ -n $loadgen ]]; then

@@ -186,7 +186,7 @@ TEST(Hardening, MetricsCanLeaveRoomNamesOut) {
   TestServer server(o);
   HttpClient c(server.port());
   c.admin("PUT", "/v1/rooms/secret-launch", "{}");
-  const std::string m = c.request("GET", "/metrics").body;
+  const std::string m = c.admin("GET", "/metrics").body;
   EXPECT_EQ(m.find("secret-launch"), std::string::npos);
   EXPECT_NE(m.find("anteroom_joins_total"), std::string::npos);
 }

@@ -46,7 +46,7 @@ TEST_F(HttpApi, HealthReadinessAndMetrics) {
   // Admissions are counted from the engine's events, which the pump drains every tick.
   Reply m;
   EXPECT_TRUE(eventually([&] {
-    m = client_->request("GET", "/metrics");
+    m = client_->admin("GET", "/metrics");
     return m.body.find("anteroom_admissions_total 1") != std::string::npos;
   }));
   EXPECT_EQ(m.status, 200u);
@@ -164,7 +164,7 @@ TEST_F(HttpApi, OversizedBodyIs413AndOversizedHeaderIs431) {
   HttpClient fresh(server_->port());  // the server goes on serving
   EXPECT_EQ(fresh.request("GET", "/healthz").status, 200u);
   // Refused before routing: counted as such, not as a route that does not exist.
-  const std::string m = fresh.request("GET", "/metrics").body;
+  const std::string m = fresh.admin("GET", "/metrics").body;
   EXPECT_NE(m.find("anteroom_http_requests_total{route=\"unrouted\",code=\"413\"} 1"),
             std::string::npos);
   EXPECT_NE(m.find("anteroom_http_requests_total{route=\"unrouted\",code=\"431\"} 1"),
@@ -176,7 +176,7 @@ TEST_F(HttpApi, WebSocketRouteWithoutUpgradeIs400AndCountedOnce) {
   ASSERT_EQ(room("r", "{}").status, 201u);
   expect_error(client_->request("GET", "/v1/rooms/r/ws"), 400, "websocket_required");
   HttpClient fresh(server_->port());
-  const std::string m = fresh.request("GET", "/metrics").body;
+  const std::string m = fresh.admin("GET", "/metrics").body;
   EXPECT_NE(m.find("anteroom_http_requests_total{route=\"websocket\",code=\"400\"} 1"),
             std::string::npos);
   EXPECT_EQ(m.find("route=\"websocket\",code=\"other\""), std::string::npos);  // not as 101

@@ -127,12 +127,12 @@ TEST(Robustness, SlowConsumerIsDroppedNotBuffered) {
     ws.write(net::buffer(check), ec);
     if (ec) break;  // the server closed us
     if (i % 500 == 0) {
-      dropped = c.request("GET", "/metrics").body.find("anteroom_dropped_slow_consumers_total 1") !=
+      dropped = c.admin("GET", "/metrics").body.find("anteroom_dropped_slow_consumers_total 1") !=
                 std::string::npos;
     }
   }
   EXPECT_TRUE(eventually([&] {
-    return c.request("GET", "/metrics").body.find("anteroom_dropped_slow_consumers_total 1") !=
+    return c.admin("GET", "/metrics").body.find("anteroom_dropped_slow_consumers_total 1") !=
            std::string::npos;
   }));
   EXPECT_EQ(c.request("GET", "/healthz").status, 200u);  // and everyone else is still served
