@@ -139,6 +139,9 @@ class Api {
   // (the gate's key cookies, verify's "key") must hash to it, else kKeyRequired's refusal.
   void use_token(std::string_view room, std::string_view token,
                  const std::vector<std::string>& keys, Engine::Then<TicketDetail> then) const;
+  // use_token with a token already verified.
+  void use_claims(std::string_view room, const TokenClaims& claims,
+                  const std::vector<std::string>& keys, Engine::Then<TicketDetail> then) const;
 
   Engine& engine() const { return engine_; }
   // Whether one more stream may watch this ticket (--max-streams-per-ticket).

@@ -1,5 +1,7 @@
 #include "server/app/metrics.h"
 
+#include "server/app/token.h"
+
 #include <cstdio>
 
 namespace anteroom {
@@ -100,6 +102,14 @@ void Metrics::render_line(Text& t, const EngineStats& stats) const {
     t.add("anteroom_expiries_total{reason=\"%s\"} %llu\n", reason_name(r),
           ull(stats.expired[static_cast<size_t>(r)]));
   }
+}
+
+void Metrics::render_tokens(Text& t) const {
+  if (tokens_ == nullptr) return;
+  t.head("anteroom_token_signature_checks_total", "counter",
+         "Admission token signatures checked (HMAC or ECDSA); cache hits and early refusals "
+         "check none.");
+  t.add("anteroom_token_signature_checks_total %llu\n", ull(tokens_->signature_checks()));
 }
 
 void Metrics::render_connections(Text& t) const {
@@ -211,6 +221,7 @@ std::string Metrics::render(const Engine& engine, bool per_room) const {
   const EngineStats stats = engine.stats();
   render_line(t, stats);
   render_connections(t);
+  render_tokens(t);
   render_storage(t, engine, stats);
   if (!per_room) return std::move(t.out);
   const std::vector<RoomInfo> rooms = engine.rooms();

@@ -67,6 +67,10 @@ class Metrics {
   // SIGHUP could not open the access log's path again (the old file is kept).
   void access_log_reopen_failed() { access_log_reopen_failed_.fetch_add(1, kRelaxed); }
 
+  // The signer whose checked signatures anteroom_token_signature_checks_total counts (not
+  // owned; it must outlive the metrics' renders). Until set, the series is left out.
+  void count_signatures_of(const class TokenSigner* tokens) { tokens_ = tokens; }
+
   // `per_room`: also the series per room (their labels are room names).
   std::string render(const Engine& engine, bool per_room = true) const;
 
@@ -75,6 +79,7 @@ class Metrics {
   void render_requests(Text& t) const;
   void render_line(Text& t, const EngineStats& stats) const;
   void render_connections(Text& t) const;
+  void render_tokens(Text& t) const;
   static void render_storage(Text& t, const Engine& engine, const EngineStats& stats);
   static void render_room_totals(Text& t, const std::vector<RoomInfo>& rooms);
 
@@ -97,6 +102,7 @@ class Metrics {
   std::array<Shard, kShards> shards_{};
   std::atomic<uint64_t> joins_new_{0}, joins_existing_{0};
   std::array<std::atomic<int64_t>, static_cast<size_t>(ConnKind::kCount)> open_{};
+  const class TokenSigner* tokens_ = nullptr;
   std::atomic<uint64_t> dropped_slow_{0}, refused_{0}, accept_backoffs_{0};
   std::atomic<uint64_t> access_log_queue_full_{0}, access_log_write_failed_{0};
   std::atomic<uint64_t> access_log_reopen_failed_{0};

@@ -38,20 +38,25 @@ void Api::use_token(std::string_view room, std::string_view token,
   TokenError why = TokenError::kMalformed;
   auto claims = tokens_.verify(token, room, now_ms() / 1000, &why);
   if (!claims) return then(Status(Code::kInvalidArgument, token_error_text(why)));
+  use_claims(room, *claims, keys, std::move(then));
+}
+
+void Api::use_claims(std::string_view room, const TokenClaims& claims,
+                     const std::vector<std::string>& keys, Engine::Then<TicketDetail> then) const {
   // Bound admissions (SPEC section 9): the token's cnf, and the ticket's own key (a token
   // from before the binding cannot shed it), checked before the ticket is touched, so a
   // copied token used without its key changes nothing.
   std::optional<KeyHash> bound;
-  if (!claims->key_hash.empty()) bound = parse_key_hash(claims->key_hash);
+  if (!claims.key_hash.empty()) bound = parse_key_hash(claims.key_hash);
   if (!bound) {
-    if (auto d = engine_.describe(room, claims->ticket); d.is_ok()) bound = d->key_hash;
+    if (auto d = engine_.describe(room, claims.ticket); d.is_ok()) bound = d->key_hash;
   }
   if (bound && !any_key_hashes_to(keys, *bound)) {
     return then(Status(Code::kInvalidArgument,
                        keys.empty() ? "the admission is bound to a key the request does not carry"
                                     : "the admission is bound to another key"));
   }
-  engine_.activate_async(room, claims->ticket, [then = std::move(then)](Result<TicketDetail> d) {
+  engine_.activate_async(room, claims.ticket, [then = std::move(then)](Result<TicketDetail> d) {
     if (!d.is_ok()) {
       return then(Status(Code::kInvalidArgument,
                          "the admission is no longer valid: " + d.status().message()));
@@ -69,26 +74,34 @@ ApiResponse Api::gate_route(std::string_view room, std::string_view cookies) con
   });
 }
 
-// Tries the cookies one after another: the first token that still admits wins.
+// Tries the cookies one after another: the first token that still admits wins. A cookie
+// whose signature fails ends the search: signatures cost (ES256: an ECDSA verification each),
+// and a visitor's own cookies are not forged. Cookies refused without a check (expired, for
+// another room, a kid no longer served) and admissions that ended let the next one try.
 void Api::gate_try(const std::string& room, std::vector<std::string> tokens,
                    const std::vector<std::string>& keys, size_t index,
                    const Respond& respond) const {
-  if (index == tokens.size()) {
-    return respond(
-        error_response(401, "no_admission", "no valid admission for room '" + room + "'"));
+  auto none = [&] {
+    respond(error_response(401, "no_admission", "no valid admission for room '" + room + "'"));
+  };
+  std::optional<TokenClaims> claims;
+  for (; index < tokens.size() && !claims; ++index) {
+    TokenError why = TokenError::kMalformed;
+    claims = tokens_.verify(tokens[index], room, now_ms() / 1000, &why);
+    if (!claims && why == TokenError::kBadSignature) return none();
   }
-  const std::string token = tokens[index];
-  use_token(room, token, keys,
-            [this, room, tokens = std::move(tokens), keys, index,
-             respond](const Result<TicketDetail>& used) {
-              if (!used.is_ok()) return gate_try(room, tokens, keys, index + 1, respond);
-              // The session goes on: a fresh token, valid to the new idle deadline, replaces
-              // the cookie, so the visitor is never locked out while using the service.
-              ApiResponse res;
-              res.status = 204;
-              res.headers.emplace_back("Set-Cookie", admission_cookie(room, used->ticket));
-              respond(std::move(res));
-            });
+  if (!claims) return none();
+  use_claims(room, *claims, keys,
+             [this, room, tokens = std::move(tokens), keys, index,
+              respond](const Result<TicketDetail>& used) {
+               if (!used.is_ok()) return gate_try(room, tokens, keys, index, respond);
+               // The session goes on: a fresh token, valid to the new idle deadline, replaces
+               // the cookie, so the visitor is never locked out while using the service.
+               ApiResponse res;
+               res.status = 204;
+               res.headers.emplace_back("Set-Cookie", admission_cookie(room, used->ticket));
+               respond(std::move(res));
+             });
 }
 
 // The admission cookie, set by the server (HttpOnly): the waiting page asks for it once

@@ -10,16 +10,19 @@
 // token whose HMAC key is the ES256 public key: algorithm confusion) and unknown kids are
 // refused before any signature is checked.
 //
-// ES256 caches (docs/security.md): a token signed for the same claims but iat is handed out
-// again until its exp changes (status reads of an admitted ticket sign nothing new), and a
-// token whose signature verified, or that this signer made, is remembered by its SHA-256, so
-// verifying it (the gate sees the cookie it set) costs a hash and a lookup; its exp and room
-// are checked on every use. Both are fixed-size tables of 16,384 entries (bounded memory).
+// ES256 caches (docs/security.md, token_cache.h): a token signed for the same claims but iat
+// is handed out again until its exp changes (status reads of an admitted ticket sign nothing
+// new); a token whose signature verified, or that this signer made, is remembered by its
+// SHA-256, so verifying it (the gate sees the cookie it set) costs a hash and a lookup, its
+// exp and room checked on every use; and a token whose signature failed is remembered too, so
+// a forged cookie sent again costs a hash. Before any ECDSA check, the claims a token states
+// are read: one that says it expired, or is for another room, is refused without one.
 //
 // Thread safety: TokenSigner is immutable after construction apart from its caches, which
 // are internally locked; use it from any thread.
 #pragma once
 
+#include <atomic>
 #include <boost/json/object.hpp>
 #include <cstdint>
 #include <memory>
@@ -28,6 +31,7 @@
 #include <string_view>
 
 #include "engine/status.h"
+#include "server/app/jws.h"
 #include "server/app/token_keys.h"
 
 namespace anteroom {
@@ -42,16 +46,6 @@ struct TokenClaims {
   int64_t issued_at = 0;
   int64_t expires_at = 0;
 };
-
-enum class TokenError {
-  kMalformed,
-  kBadAlgorithm,
-  kUnknownKey,
-  kBadSignature,
-  kExpired,
-  kWrongRoom
-};
-const char* token_error_text(TokenError e);
 
 enum class TokenAlg { kHS256, kES256 };
 
@@ -76,6 +70,8 @@ class TokenSigner {
   const std::string& jwks() const { return jwks_; }
 
   std::string sign(const TokenClaims& claims) const;
+  // Signatures checked so far (cache hits and early refusals check none).
+  uint64_t signature_checks() const { return signature_checks_->load(std::memory_order_relaxed); }
   // The claims, if the token is well formed, signed with the configured algorithm (and
   // nothing else: "none" and every other algorithm are refused) under a key we know (its kid
   // one of ours; an HS256 token may have none), not expired at `now_s`, and for `room`. An
@@ -84,11 +80,8 @@ class TokenSigner {
                                     TokenError* why = nullptr) const;
 
  private:
-  struct Caches;
   // The claims of a token whose header and signature are good; nothing else checked.
   std::optional<TokenClaims> verify_signature(std::string_view token, TokenError* why) const;
-  // Stores a token known good (verified, or signed here) in the verify cache.
-  void remember_verified(std::string_view token, const TokenClaims& c) const;
 
   TokenAlg alg_ = TokenAlg::kHS256;
   std::string secret_;                       // HS256
@@ -96,7 +89,11 @@ class TokenSigner {
   std::string kid_;
   std::string header_;  // base64url of the JOSE header
   std::string jwks_;
-  std::unique_ptr<Caches> caches_;  // ES256 only
+  std::unique_ptr<class TokenCache> caches_;  // ES256 only
+  // Signatures checked (HMAC or ECDSA), for /metrics; lone counter: relaxed. Behind a pointer
+  // so that the signer moves.
+  std::unique_ptr<std::atomic<uint64_t>> signature_checks_ =
+      std::make_unique<std::atomic<uint64_t>>(0);
 };
 
 // The signer --token-alg asks for: HS256 under `secret`, or ES256 with the key in
@@ -106,19 +103,10 @@ Result<TokenSigner> load_token_signer(const std::string& alg, const std::string&
                                       const std::string& key_file, const std::string& previous_file,
                                       std::string secret, bool* created_key = nullptr);
 
-// The claims of an HS256 JWT signed with `secret` (and nothing else: "none" and every other
-// algorithm are refused; the signature is compared in constant time); no claim is checked.
-std::optional<boost::json::object> verify_hs256(std::string_view token, std::string_view secret,
-                                                TokenError* why);
 // A user assertion from the protected service: an HS256 JWT signed with `secret` (the
 // --user-secret) whose `sub` is `user`, whose `exp` (required) has not passed, and whose
 // `room`, if it has one, is `room`.
 bool user_token_names(std::string_view token, std::string_view secret, std::string_view user,
                       std::string_view room, int64_t now_s);
-std::string hmac_sha256(std::string_view key, std::string_view input);
-
-// base64url without padding (RFC 4648 section 5), as JWTs use.
-std::string base64url_encode(std::string_view bytes);
-std::optional<std::string> base64url_decode(std::string_view text);
 
 }  // namespace anteroom

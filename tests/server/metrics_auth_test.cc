@@ -33,9 +33,10 @@ TEST(MetricsAuth, AKeyIsAskedOnThePublicListener) {
   }
   // The metrics key opens /metrics and nothing else.
   HttpClient c(server.port());
-  EXPECT_EQ(c.request("GET", "/v1/rooms", "", {{"Authorization", std::string("Bearer ") + kMetricsKey}})
-                .status,
-            401u);
+  EXPECT_EQ(
+      c.request("GET", "/v1/rooms", "", {{"Authorization", std::string("Bearer ") + kMetricsKey}})
+          .status,
+      401u);
 }
 
 TEST(MetricsAuth, TheOperatorListenerAsksNone) {
