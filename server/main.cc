@@ -221,15 +221,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "anteroom: %s\n", port.status().message().c_str());
     return 1;
   }
-  std::printf("anteroom listening on http://%s:%u\n", o.host().c_str(),
+  // An IPv6 host in brackets, as a URL writes it.
+  auto url_host = [](const std::string& h) {
+    return h.find(':') == std::string::npos ? h : "[" + h + "]";
+  };
+  std::printf("anteroom listening on http://%s:%u\n", url_host(o.host()).c_str(),
               static_cast<unsigned>(port.value()));
   if (!o.admin_listen.empty()) {
-    std::printf("operator routes on http://%s:%u\n", o.admin_host().c_str(),
+    std::printf("operator routes on http://%s:%u\n", url_host(o.admin_host()).c_str(),
                 static_cast<unsigned>(server.admin_port()));
   }
   if (o.admin_key.empty()) std::printf("admin key: %s\n", secrets->admin_key.c_str());
   if (!o.demo_room.empty()) {
-    std::printf("demo room: open http://%s:%u/wait/%s in a browser\n", o.host().c_str(),
+    std::printf("demo room: open http://%s:%u/wait/%s in a browser\n", url_host(o.host()).c_str(),
                 static_cast<unsigned>(port.value()), o.demo_room.c_str());
   }
   std::fflush(stdout);

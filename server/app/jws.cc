@@ -144,5 +144,4 @@ std::optional<boost::json::object> verify_hs256(std::string_view token, std::str
   return std::move(p.as_object());
 }
 
-
 }  // namespace anteroom

@@ -17,8 +17,19 @@
 namespace anteroom {
 namespace po = boost::program_options;
 
-std::string Options::host() const { return listen.substr(0, listen.rfind(':')); }
-std::string Options::admin_host() const { return admin_listen.substr(0, admin_listen.rfind(':')); }
+namespace {
+
+// HOST of HOST:PORT, without the brackets of an [IPv6] host.
+std::string host_of(const std::string& endpoint) {
+  std::string h = endpoint.substr(0, endpoint.rfind(':'));
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  return h;
+}
+
+}  // namespace
+
+std::string Options::host() const { return host_of(listen); }
+std::string Options::admin_host() const { return host_of(admin_listen); }
 uint16_t Options::admin_port() const {
   return static_cast<uint16_t>(std::stoul(admin_listen.substr(admin_listen.rfind(':') + 1)));
 }

@@ -5,6 +5,7 @@
 
 #include "server/transport/fail.h"
 #include "server/transport/sessions.h"
+#include "server/transport/trusted_proxies.h"
 
 namespace anteroom {
 
@@ -56,12 +57,8 @@ namespace {
 AddressKey key_of(const tcp::socket& s) {
   beast::error_code ec;
   auto ep = s.remote_endpoint(ec);
-  AddressKey k{};
-  if (ec) return k;
-  auto a = ep.address();
-  k = a.is_v4() ? net::ip::make_address_v6(net::ip::v4_mapped, a.to_v4()).to_bytes()
-                : a.to_v6().to_bytes();
-  return k;
+  if (ec) return AddressKey{};
+  return connection_key(ep.address());
 }
 
 // Accept errors that mean "no descriptors or memory for now": retrying at once would spin.

@@ -1,5 +1,7 @@
 #include "server/transport/trusted_proxies.h"
 
+#include <algorithm>
+
 namespace anteroom {
 
 TrustedProxies::TrustedProxies(const std::vector<std::string>& cidrs) {
@@ -76,6 +78,14 @@ std::string TrustedProxies::key_of(const net::ip::address& client) {
   // address apart would let it join as often as it has addresses.
   const auto b = client.to_v6().to_bytes();
   return {reinterpret_cast<const char*>(b.data()), 8};
+}
+
+AddressKey connection_key(const net::ip::address& peer) {
+  if (peer.is_v4()) return net::ip::make_address_v6(net::ip::v4_mapped, peer.to_v4()).to_bytes();
+  const net::ip::address_v6 v6 = peer.to_v6();
+  AddressKey k = v6.to_bytes();
+  if (!v6.is_v4_mapped()) std::fill(k.begin() + 8, k.end(), 0);  // its /64, as key_of
+  return k;
 }
 
 }  // namespace anteroom

@@ -12,6 +12,11 @@ namespace anteroom {
 // Every X-Forwarded-For header of a request, joined by commas (in the order they came).
 std::string forwarded_for(const http::fields& fields);
 
+// What --max-connections-per-address counts a peer by: an IPv4 address, or an IPv6 address's
+// /64 (as the join limiter counts it: one subscriber is usually given a whole /64, and
+// counting each address apart would let one /64 take every connection).
+AddressKey connection_key(const net::ip::address& peer);
+
 class TrustedProxies {
  public:
   // `cidrs` were checked by parse_options.

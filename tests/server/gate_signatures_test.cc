@@ -43,9 +43,9 @@ class GateSignatures : public ::testing::Test {
     HttpClient c(port_);
     const std::string real = json_field(c.request("POST", "/v1/rooms/r/tickets").body, "token");
     const std::string header = real.substr(0, real.find('.'));
-    const std::string claims = base64url_encode(
-        R"({"iss":"anteroom","sub":"forged-)" + std::to_string(n) + R"(","room":"r","exp":)" +
-        std::to_string(exp) + R"(,"iat":1})");
+    const std::string claims =
+        base64url_encode(R"({"iss":"anteroom","sub":"forged-)" + std::to_string(n) +
+                         R"(","room":"r","exp":)" + std::to_string(exp) + R"(,"iat":1})");
     return header + "." + claims + "." + base64url_encode(std::string(64, static_cast<char>(n)));
   }
 
