@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "engine/fair_draw.h"
+#include "server/app/cross_site.h"
 #include "server/app/json_text.h"
 #include "server/app/push_hub.h"
 #include "server/app/wait_page.h"
@@ -312,6 +313,17 @@ ApiResponse Api::handle(const ApiRequest& req) const {
   if (size_t q = path.find('?'); q != std::string_view::npos) {
     query = path.substr(q + 1);
     path = path.substr(0, q);
+  }
+  // A write from a page on another site (a form, a script, a WebSocket: ENTER joins) is
+  // refused before it reaches any route, so it changes nothing.
+  const bool writes = (req.method != "GET" && req.method != "HEAD") || path.ends_with("/ws");
+  if (writes && from_another_site({req.origin, req.sec_fetch_site, req.host, req.forwarded_host},
+                                  options_.public_url, options_.allow_origins)) {
+    ApiResponse r = error_response(403, "cross_site",
+                                   "a request from a page on another site may not change "
+                                   "anything here (Origin / Sec-Fetch-Site)");
+    r.route = Route::kCrossSite;
+    return r;
   }
   if (!options_.admin_listen.empty() && !both_listeners(path) &&
       operator_route(req.method, path) != req.operator_listener) {

@@ -40,6 +40,12 @@ struct ApiRequest {
   std::string_view return_header;  // X-Anteroom-Return: where the waiting page goes back to
                                    // when there is no ?return= (set by nginx, see deploy/)
   std::string_view if_none_match;  // If-None-Match: a cached answer's ETag (the draw)
+  // Where a browser request comes from (cross_site.h): a state-changing one from another
+  // site is refused 403 cross_site.
+  std::string_view origin;          // Origin
+  std::string_view sec_fetch_site;  // Sec-Fetch-Site
+  std::string_view host;            // Host
+  std::string_view forwarded_host;  // X-Forwarded-Host, set only when the peer is trusted
   std::string_view body;
   // The client's address as bytes (4 for IPv4, the /64 of IPv6): the peer, or behind a trusted
   // proxy the rightmost X-Forwarded-For address not itself trusted (SPEC section 9). Empty

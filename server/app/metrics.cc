@@ -16,7 +16,8 @@ const char* route_name(Route r) {
                                            "snapshot",     "cookie",    "cluster",
                                            "event",        "draw",      "page",
                                            "challenge",    "dashboard", "dashboard_stream",
-                                           "room_history", "not_found", "unrouted"};
+                                           "room_history", "not_found", "cross_site",
+                                           "unrouted"};
   static_assert(std::size(kNames) == static_cast<size_t>(Route::kCount));
   return kNames[static_cast<size_t>(r)];
 }

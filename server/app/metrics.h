@@ -43,7 +43,8 @@ enum class Route : uint8_t {
   kDashboardStream,
   kRoomHistory,
   kNotFound,
-  kUnrouted,  // refused by the transport before routing: bad HTTP, 413, 431, shutting down
+  kCrossSite,  // a write from a page on another site, refused before routing
+  kUnrouted,   // refused by the transport before routing: bad HTTP, 413, 431, shutting down
   kCount
 };
 const char* route_name(Route r);
@@ -84,7 +85,7 @@ class Metrics {
   static void render_room_totals(Text& t, const std::vector<RoomInfo>& rooms);
 
   static constexpr auto kRelaxed = std::memory_order_relaxed;  // independent counters
-  static constexpr std::array<unsigned, 14> kCodes = {200, 201, 204, 400, 401, 403, 404,
+  static constexpr std::array<unsigned, 15> kCodes = {200, 201, 204, 304, 400, 401, 403, 404,
                                                       405, 409, 413, 429, 431, 500, 503};
   static constexpr std::array<double, 12> kBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
                                                       0.01,   0.025,   0.05,   0.1,   0.5,    1.0};

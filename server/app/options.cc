@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include "server/app/config_options.h"
+#include "server/app/cross_site.h"
 #include "server/app/redis_url.h"
 #include "server/app/secrets.h"
 
@@ -137,6 +138,11 @@ Status check(const Options& o) {
         !why.empty())
       return bad(why);
   }
+  for (const std::string& origin : o.allow_origins) {
+    if (std::string why = check_origin(origin); !why.empty()) {
+      return bad("--allow-origin '" + origin + "' " + why);
+    }
+  }
   for (const std::string& cidr : o.trusted_proxies) {
     if (!valid_cidr(cidr)) return bad("--trusted-proxy '" + cidr + "' is not an address or a CIDR");
   }
@@ -265,7 +271,8 @@ void add_server_flags(po::options_description& d, Options& o, Switches& off) {
     ("no-room-metrics", po::bool_switch(&off.room_metrics), "leave per-room series (room names) out of /metrics")
     ("metrics-key", po::value(&o.metrics_key), "Bearer key good for /metrics only (Prometheus's), at least 16 bytes; /metrics also takes the admin and verify keys, and asks none on --admin-listen")
     ("metrics-public", po::bool_switch(&o.metrics_public), "answer /metrics to anyone, without a key")
-    ("trusted-proxy", po::value(&o.trusted_proxies)->composing(), "CIDR of a proxy in front (repeatable, e.g. 127.0.0.1/32): its connections carry many visitors, so no per-address limit applies to them");
+    ("trusted-proxy", po::value(&o.trusted_proxies)->composing(), "CIDR of a proxy in front (repeatable, e.g. 127.0.0.1/32): its connections carry many visitors, so no per-address limit applies to them")
+    ("allow-origin", po::value(&o.allow_origins)->composing(), "ORIGIN (repeatable, e.g. https://shop.example.com) of another site whose pages may join and leave here; other sites' browser requests that change state are refused 403 cross_site");
   // clang-format on
 }
 

@@ -81,6 +81,9 @@ struct Options {
   // --trusted-proxy CIDR (repeatable): peers in these networks are proxies carrying many
   // visitors (nginx in front): no per-address connection limit for them.
   std::vector<std::string> trusted_proxies;
+  // --allow-origin ORIGIN (repeatable): pages of these other sites may write (join, leave)
+  // here; any other site's browser requests that would change state are refused 403.
+  std::vector<std::string> allow_origins;
 
   // --cluster HOST:PORT: a cluster node whose rooms live in this Redis (docs/cluster.md);
   // empty: one process with its own log.

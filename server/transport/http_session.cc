@@ -143,8 +143,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     a.accept_language = header(http::field::accept_language);
     a.return_header = header_named("X-Anteroom-Return");
     a.if_none_match = header(http::field::if_none_match);
+    a.origin = header(http::field::origin);
+    a.sec_fetch_site = header_named("Sec-Fetch-Site");
+    a.host = header(http::field::host);
     a.body = req.body();
     a.client = client_address();
+    if (peer_known_ && ctx_.proxies.contains(peer_))
+      a.forwarded_host = header_named("X-Forwarded-Host");
     a.operator_listener = operator_listener_;
     ApiResponse r = ctx_.api.handle(a);
     if (r.upgrade != ApiResponse::Upgrade::kNone) return upgrade(std::move(r));
