@@ -54,8 +54,8 @@ bool from_another_site(const SiteHeaders& h, std::string_view public_url,
 
 std::string check_origin(std::string_view origin) {
   const size_t sep = origin.find("://");
-  if (sep == std::string_view::npos || (origin.substr(0, sep) != "http" &&
-                                        origin.substr(0, sep) != "https")) {
+  if (sep == std::string_view::npos ||
+      (origin.substr(0, sep) != "http" && origin.substr(0, sep) != "https")) {
     return "must start with http:// or https://";
   }
   const std::string_view authority = origin.substr(sep + 3);

@@ -19,8 +19,7 @@ class CrossSite : public ::testing::Test {
     o.trusted_proxies = std::move(proxies);
     server_ = std::make_unique<TestServer>(o);
     HttpClient c(server_->port());
-    ASSERT_EQ(c.admin("PUT", "/v1/rooms/r", R"({"capacity":0,"admission":"manual"})").status,
-              201u);
+    ASSERT_EQ(c.admin("PUT", "/v1/rooms/r", R"({"capacity":0,"admission":"manual"})").status, 201u);
   }
   Reply join(const std::map<std::string, std::string>& headers) {
     HttpClient c(server_->port());
@@ -50,8 +49,7 @@ TEST_F(CrossSite, AFormOnAnotherSiteCannotJoin) {
 TEST_F(CrossSite, ThisSiteAndNonBrowsersStillJoin) {
   start();
   EXPECT_EQ(join({}).status, 201u) << "curl sends neither header";
-  EXPECT_EQ(join({{"Sec-Fetch-Site", "same-origin"}, {"Origin", "http://" + here()}}).status,
-            201u);
+  EXPECT_EQ(join({{"Sec-Fetch-Site", "same-origin"}, {"Origin", "http://" + here()}}).status, 201u);
   EXPECT_EQ(join({{"Sec-Fetch-Site", "same-site"}}).status, 201u) << "a subdomain's page";
   EXPECT_EQ(join({{"Origin", "http://" + here()}}).status, 201u) << "Origin names this host";
   EXPECT_EQ(join({{"Origin", "HTTP://127.0.0.1:1"}}).status, 201u) << "ports and case aside";
@@ -63,11 +61,13 @@ TEST_F(CrossSite, AllowedOriginsAndATrustedProxysHost) {
   EXPECT_EQ(join({{"Origin", "https://shop.example"}, {"Sec-Fetch-Site", "cross-site"}}).status,
             201u);
   // Behind a proxy that sends the visitor's host as X-Forwarded-Host (its Host is its own).
-  EXPECT_EQ(join({{"Origin", "http://queue.example"}, {"Host", "anteroom-upstream"},
+  EXPECT_EQ(join({{"Origin", "http://queue.example"},
+                  {"Host", "anteroom-upstream"},
                   {"X-Forwarded-Host", "queue.example"}})
                 .status,
             201u);
-  EXPECT_EQ(join({{"Origin", "http://evil.example"}, {"Host", "anteroom-upstream"},
+  EXPECT_EQ(join({{"Origin", "http://evil.example"},
+                  {"Host", "anteroom-upstream"},
                   {"X-Forwarded-Host", "queue.example"}})
                 .status,
             403u);

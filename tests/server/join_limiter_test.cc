@@ -1,11 +1,13 @@
 // The per-address join limit (server/app/join_limiter.h): exact for one address among few,
-// never past the limit, a sliding window, bounded memory whatever the number of addresses;
+// never past the limit in any 60 s window, bounded memory whatever the number of addresses;
 // and over HTTP: 429 rate_limited with Retry-After, X-Forwarded-For believed only from a
 // trusted proxy, one limited address not limiting another.
 #include "server/app/join_limiter.h"
 
 #include <boost/json.hpp>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "engine/engine.h"
 #include "tests/server/harness.h"
@@ -18,27 +20,48 @@ std::string addr(uint32_t i) { return std::string(reinterpret_cast<const char*>(
 TEST(JoinLimiter, AnAddressGetsItsLimitAndNoMore) {
   JoinLimiter l;
   uint32_t retry = 0;
-  const int64_t t0 = 600'000;  // the start of a minute
+  const int64_t t0 = 600'000;  // the start of a bucket
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(l.allow("r", addr(1), 5, t0 + i, &retry)) << i;
   EXPECT_FALSE(l.allow("r", addr(1), 5, t0 + 10, &retry));
-  EXPECT_GE(retry, 1u);
-  EXPECT_LE(retry, 120u);  // the window covers two minutes
+  EXPECT_GE(retry, 60u);
+  EXPECT_LE(retry, 75u);  // the window looks back 60 to 75 s
   EXPECT_TRUE(l.allow("r", addr(2), 5, t0 + 10, &retry)) << "another address";
   EXPECT_TRUE(l.allow("other", addr(1), 5, t0 + 10, &retry)) << "another room";
 }
 
-TEST(JoinLimiter, TheWindowSlides) {
+// The finding: 10 joins at :57.5, then 9 more within 60 s of them, passed a limit of 10 (the
+// window slid over two whole minutes as if last minute's joins were spread evenly).
+TEST(JoinLimiter, NoSixtySecondWindowHoldsMoreThanTheLimit) {
   JoinLimiter l;
   uint32_t retry = 0;
-  const int64_t t0 = 600'000;
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(l.allow("r", addr(1), 5, t0, &retry));
-  EXPECT_FALSE(l.allow("r", addr(1), 5, t0 + 60'000, &retry)) << "last minute's five still count";
-  // Half way into the next minute half of last minute's count is left: 2.5 + 2 fits 5.
-  EXPECT_TRUE(l.allow("r", addr(1), 5, t0 + 90'000, &retry));
-  EXPECT_TRUE(l.allow("r", addr(1), 5, t0 + 90'000, &retry));
-  EXPECT_FALSE(l.allow("r", addr(1), 5, t0 + 90'000, &retry));
-  // Two minutes on, only the minute before counts (2 joins, a quarter of it left).
-  EXPECT_TRUE(l.allow("r", addr(1), 5, t0 + 165'000, &retry));
+  const int64_t t0 = 600'000 + 57'500;
+  int first = 0, later = 0;
+  for (int i = 0; i < 10; ++i) first += l.allow("r", addr(1), 10, t0, &retry);
+  for (int s = 3; s < 60; s += 3) later += l.allow("r", addr(1), 10, t0 + s * 1000, &retry);
+  EXPECT_EQ(first, 10);
+  EXPECT_EQ(later, 0) << "joins within 60 s of the first ten";
+}
+
+// Random tries of one address over ten minutes: the accepted never exceed the limit in any
+// 60 s window, and the address is not starved (it gets at least a limit each 75 s).
+TEST(JoinLimiter, RandomJoinsStayWithinEveryWindow) {
+  for (uint32_t limit : {1u, 3u, 10u}) {
+    JoinLimiter l;
+    uint32_t retry = 0;
+    std::mt19937_64 rng(limit);
+    std::vector<int64_t> accepted;
+    int64_t t = 1'000'000;
+    while (t < 1'000'000 + 600'000) {
+      t += static_cast<int64_t>(rng() % 4000);
+      if (l.allow("r", addr(9), limit, t, &retry)) accepted.push_back(t);
+    }
+    for (size_t i = 0; i < accepted.size(); ++i) {
+      size_t n = 0;
+      while (i + n < accepted.size() && accepted[i + n] < accepted[i] + 60'000) ++n;
+      ASSERT_LE(n, limit) << "a 60 s window from " << accepted[i] << " holds " << n;
+    }
+    EXPECT_GE(accepted.size(), static_cast<size_t>(limit * 600 / 75 - limit)) << limit;
+  }
 }
 
 // Retry-After is the real wait: coming back then gets in, a little earlier does not.
@@ -62,13 +85,15 @@ TEST(JoinLimiter, ManyAddressesBoundedMemoryNoneLetPast) {
   const int64_t t0 = 600'000;
   uint64_t refused = 0;
   for (uint32_t i = 0; i < 100'000; ++i) {  // 300,000 joins in a minute from 100,000 addresses
-    for (int k = 0; k < 3; ++k) refused += l.allow("r", addr(i), 10, t0 + i / 10, &retry) ? 0 : 1;
+    for (int k = 0; k < 3; ++k)
+      refused += l.allow("r", addr(i), 10, t0 + i * 6 / 10, &retry) ? 0 : 1;
   }
   EXPECT_EQ(refused, 0u) << "an address under its limit refused";
-  EXPECT_EQ(l.bytes(), size_t{2} * 4 * JoinLimiter::kBlocks * JoinLimiter::kBlock);
+  EXPECT_EQ(l.bytes(),
+            size_t{JoinLimiter::kTables} * 4 * JoinLimiter::kBlocks * JoinLimiter::kBlock);
   // However many others joined, a hammering address is stopped at its limit.
   int passed = 0;
-  for (int k = 0; k < 50; ++k) passed += l.allow("r", addr(7'000'000), 10, t0 + 20'000, &retry);
+  for (int k = 0; k < 50; ++k) passed += l.allow("r", addr(7'000'000), 10, t0 + 59'000, &retry);
   EXPECT_LE(passed, 10);
   EXPECT_GE(passed, 8) << "overestimated by more than the bound";
 }
