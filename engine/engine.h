@@ -127,7 +127,8 @@ class Engine {
   virtual Result<JoinRules> join_rules(std::string_view room) const {
     auto info = room_info(room);
     if (!info.is_ok()) return info.status();
-    return JoinRules{info->config.ip_joins_per_minute, info->config.pow_difficulty};
+    return JoinRules{info->config.ip_joins_per_minute, info->config.pow_difficulty,
+                     info->config.trust_user};
   }
   // The room's last draw (model.h's DrawInfo), once one happened; kWrongState before.
   // Engines without events say kInvalidArgument.

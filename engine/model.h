@@ -151,6 +151,7 @@ inline std::string_view id_view(const TicketId& id) { return {id.data(), id.size
 struct JoinRules {
   uint32_t ip_joins_per_minute = 0;
   uint8_t pow_difficulty = 0;  // RoomConfig::pow_difficulty
+  bool trust_user = false;     // RoomConfig::trust_user
 };
 
 // A drawn pre-queue: the seed that drew it, the seqs it covered, its refs (fair_draw.h) in

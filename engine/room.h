@@ -83,7 +83,8 @@ class Room {
   RoomConfig config() const;
   JoinRules join_rules() const {
     return JoinRules{ip_joins_per_minute_.load(std::memory_order_relaxed),
-                     pow_difficulty_.load(std::memory_order_relaxed)};
+                     pow_difficulty_.load(std::memory_order_relaxed),
+                     trust_user_.load(std::memory_order_relaxed)};
   }
   RoomCounters counters() const;
   size_t bytes_allocated() const { return line_.bytes_allocated() + users_.bytes_allocated(); }

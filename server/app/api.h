@@ -59,6 +59,13 @@ struct ApiRequest {
   bool operator_listener = false;
 };
 
+// An admission cookie's value (gate.cc): TOKEN, or TOKEN~KEY for a bound ticket.
+struct AdmissionParts {
+  std::string token;
+  std::string key;  // empty: none in the cookie
+};
+AdmissionParts split_admission(std::string_view value);
+
 struct ApiResponse;
 // Takes a response that was not ready when Api::handle returned (any thread).
 using Respond = std::function<void(ApiResponse)>;
@@ -102,10 +109,12 @@ class Api {
     std::string challenge;
     std::string nonce;
   };
-  // Why a join is refused before it reaches the room (SPEC section 9), or nullopt: the proof
-  // of work the room asks for (403 pow_required / pow_invalid), then the joins per address
-  // (429 rate_limited). A refused join is not counted against the address. `client`: bytes
-  // of the client's address (ApiRequest::client); empty: not limited.
+  // Why a join is refused before it reaches the room (SPEC section 9), or nullopt: a named
+  // user without that user's user_token where --user-secret vouches for names (403
+  // user_token_required), the proof of work the room asks for (403 pow_required /
+  // pow_invalid), then the joins per address (429 rate_limited). A refused join is not counted
+  // against the address. `client`: bytes of the client's address (ApiRequest::client); empty: not
+  // limited.
   struct JoinRefusal {
     unsigned status = 0;
     const char* code = "";
@@ -113,7 +122,8 @@ class Api {
     uint32_t retry_after_s = 0;  // 429 only
   };
   std::optional<JoinRefusal> refuse_join(std::string_view room, std::string_view client,
-                                         const PowSolution* pow) const;
+                                         const PowSolution* pow, const std::string& user = {},
+                                         const UserProof& proof = {}) const;
   // The key of proof-of-work challenges (derived from the token secret so that every node of
   // a cluster agrees); until set, a random one. Call before serving.
   void set_pow_key(std::string_view key) { pow_ = std::make_unique<ProofOfWork>(key); }
@@ -132,11 +142,10 @@ class Api {
   // assertion signed with --user-secret, or a room that trusts names (trust_user).
   bool proves_user(std::string_view room, const std::string& user, const UserProof& proof,
                    const JoinResult& r) const;
-  // The Set-Cookie value carrying a fresh admission token for an ALLOWED/ACTIVE ticket.
-  std::string admission_cookie(std::string_view room, const TicketView& v) const;
-  // The Set-Cookie value of a bound ticket's key (anteroom_{room}_key), as long-lived as the
-  // admission cookie.
-  std::string key_cookie(std::string_view room, std::string_view key, const TicketView& v) const;
+  // The Set-Cookie value of the admission cookie (gate.cc): a fresh token for an
+  // ALLOWED/ACTIVE ticket and, for a bound ticket, its `key`, as TOKEN~KEY.
+  std::string admission_cookie(std::string_view room, const TicketView& v,
+                               std::string_view key = {}) const;
   // "; Secure" when --public-url is https, else "".
   const char* secure_attribute() const;
   // Verifies a token and activates its ticket (verify route and gate); `then` gets the
@@ -169,9 +178,11 @@ class Api {
                            const std::vector<std::string_view>& parts) const;
   ApiResponse ws_route(std::string_view room) const;
   ApiResponse gate_route(std::string_view room, std::string_view cookie) const;
-  // The gate's next cookie of `tokens` (from `index` on), answered through `respond`.
-  void gate_try(const std::string& room, std::vector<std::string> tokens,
-                const std::vector<std::string>& keys, size_t index, const Respond& respond) const;
+  // The gate's next admission cookie (from `index` on), answered through `respond`;
+  // `old_keys`: the separate key cookies of earlier versions.
+  void gate_try(const std::string& room, std::vector<AdmissionParts> admissions,
+                const std::vector<std::string>& old_keys, size_t index,
+                const Respond& respond) const;
   // GET a ticket (status or events): answers, or waits until this copy of the room has
   // caught up if the ticket may be one it has not seen yet (a cluster node), then answers.
   ApiResponse ticket_read(std::string_view room, std::string_view ticket, bool events) const;

@@ -129,9 +129,20 @@ const char* pow_problem(PowVerdict v) {
 }  // namespace
 
 std::optional<Api::JoinRefusal> Api::refuse_join(std::string_view room, std::string_view client,
-                                                 const PowSolution* pow) const {
+                                                 const PowSolution* pow, const std::string& user,
+                                                 const UserProof& proof) const {
   auto rules = engine_.join_rules(room);
   if (!rules.is_ok()) return std::nullopt;  // the join says why
+  // Names are the protected service's to vouch for: with --user-secret, a join that names a
+  // user (a new ticket or a return) carries the service's assertion for that user, so a
+  // name is never squatted by whoever joins with it first.
+  if (!user.empty() && !options_.user_secret.empty() && !rules->trust_user &&
+      !(proof.user_token &&
+        user_token_names(*proof.user_token, options_.user_secret, user, room, now_ms() / 1000))) {
+    return JoinRefusal{403, "user_token_required",
+                       "a join that names a user needs that user's user_token from the service "
+                       "(an HS256 JWT, sub = the user, signed with the --user-secret)"};
+  }
   PowSolved solved;
   if (const uint8_t setting = rules->pow_difficulty; setting != 0) {
     if (pow == nullptr) {
@@ -189,7 +200,7 @@ ApiResponse Api::join_route(std::string_view room, std::string_view body,
   if (!o) return err;
   auto b = std::make_shared<JoinBody>();
   if (!read_join_body(*o, b.get(), &err)) return err;
-  if (auto no = refuse_join(room, client, b->pow ? &*b->pow : nullptr)) {
+  if (auto no = refuse_join(room, client, b->pow ? &*b->pow : nullptr, b->user, b->proof)) {
     ApiResponse res = error_response(no->status, no->code, no->message);
     if (no->status == 429)
       res.headers.emplace_back("Retry-After", std::to_string(no->retry_after_s));

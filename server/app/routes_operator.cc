@@ -94,10 +94,13 @@ ApiResponse Api::verify_route(std::string_view room, std::string_view body) cons
                           "the body must be {\"token\": \"...\"} or {\"token\": \"...\", "
                           "\"key\": \"...\"} (the key of a bound admission)");
   }
+  // The admission cookie's value as it is (TOKEN~KEY) is a token with its key.
+  const AdmissionParts given = split_admission(t->as_string());
   std::vector<std::string> keys;
   if (k != nullptr) keys.emplace_back(k->as_string());
+  if (!given.key.empty()) keys.emplace_back(given.key);
   return answer_when([&](const Respond& respond) {
-    use_token(room, t->as_string(), keys,
+    use_token(room, given.token, keys,
               [this, room = std::string(room), respond](const Result<TicketDetail>& d) {
                 if (!d.is_ok()) {
                   return respond(error_response(401, "invalid_token", d.status().message()));

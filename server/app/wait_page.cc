@@ -63,9 +63,9 @@ $("ahead-label").textContent = T.ahead; $("eta-label").textContent = T.eta;
 $("retry").textContent = T.retry; $("message").textContent = T.joining;
 if (T.logo) { $("logo").src = T.logo; $("logo").hidden = false; }
 if (T.brandMessage) { $("brand-message").textContent = T.brandMessage; $("brand-message").hidden = false; }
-// The visitor's id and the key its ticket is bound to: random (getRandomValues works on
-// plain HTTP too), kept in this browser, sent with every join so a reload keeps the place
-// and nobody else can claim it.
+// The key the visitor's ticket is bound to: random (getRandomValues works on plain HTTP
+// too), kept in this browser with the ticket's id, so a reload goes back to the same ticket
+// and nobody else can use its admission. The page names no user: names are the service's.
 function randomHex(bytes) {
   return Array.from(crypto.getRandomValues(new Uint8Array(bytes)),
     (b) => b.toString(16).padStart(2, "0")).join("");
@@ -75,7 +75,7 @@ function kept(name, bytes) {
   if (!v) { v = randomHex(bytes); localStorage.setItem(key(name), v); }
   return v;
 }
-let user = kept("user", 16), secret = kept("key", 32);
+const secret = kept("key", 32);
 let source = null, timer = null, reopen = null, done = false, tick = null;
 
 // The estimate as a rounded range: never less than the server's low end.
@@ -203,7 +203,7 @@ function stop() {
 async function poll(ticket) {
   try {
     const r = await fetch("/v1/rooms/" + ROOM + "/tickets/" + ticket, {cache: "no-store"});
-    if (r.status === 404) return join();
+    if (r.status === 404) { localStorage.removeItem(key("ticket")); return join(); }
     const s = await r.json();
     show(s);
     if (s.status === "WAITING") timer = setTimeout(() => poll(ticket), s.poll_after_ms || 1000);
@@ -269,7 +269,7 @@ async function join() {
   stop();
   $("retry").hidden = true;
   try {
-    const body = {user: user, key: secret};
+    const body = {key: secret};
     if (pow) body.pow = pow;
     pow = null;  // each proof is good for one join
     const r = await fetch("/v1/rooms/" + ROOM + "/tickets", {
@@ -279,12 +279,6 @@ async function join() {
     if (r.status === 403 && s.error && /^pow_/.test(s.error.code)) {
       pow = await solveChallenge();
       return join();
-    }
-    if (r.status === 409) {  // this id is someone else's place: take a fresh one
-      user = randomHex(16);
-      localStorage.setItem(key("user"), user);
-      timer = setTimeout(join, 100);
-      return;
     }
     if (!r.ok) {
       const closed = s.error && s.error.code === "room_closed";
@@ -298,6 +292,7 @@ async function join() {
       timer = setTimeout(join, closed ? 30000 : 5000);
       return;
     }
+    localStorage.setItem(key("ticket"), s.ticket);
     show(s);
     if (s.status === "WAITING") listen(s.ticket);
   } catch (e) {
@@ -305,14 +300,32 @@ async function join() {
     timer = setTimeout(join, 3000);
   }
 }
+// Back to this browser's ticket if it still holds a place (a reload, a return); else a join.
+async function resume() {
+  const ticket = localStorage.getItem(key("ticket"));
+  if (!ticket) return join();
+  try {
+    const r = await fetch("/v1/rooms/" + ROOM + "/tickets/" + ticket, {cache: "no-store"});
+    const s = r.ok ? await r.json() : null;
+    if (!s || !["WAITING", "ALLOWED", "ACTIVE"].includes(s.status)) {
+      localStorage.removeItem(key("ticket"));
+      return join();
+    }
+    show(s);
+    if (s.status === "WAITING") listen(s.ticket);
+  } catch (e) {
+    $("message").textContent = T.offline;
+    timer = setTimeout(resume, 3000);
+  }
+}
 $("retry").onclick = () => {
   sessionStorage.removeItem(key("sent"));
   const st = document.body.dataset.status;
   if (st === "ALLOWED" || st === "ACTIVE") return location.replace(RETURN_TO);  // admitted: go again
-  localStorage.removeItem(key("user"));  // the place ended: a new one
+  localStorage.removeItem(key("ticket"));  // the place ended: a new one
   location.reload();
 };
-join();
+resume();
 </script>)HTML";
 
 constexpr std::string_view kEnglish =

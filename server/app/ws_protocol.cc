@@ -93,7 +93,7 @@ WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
 
 WsProtocol::Reply WsProtocol::enter(const std::string& uid, const UserProof& proof,
                                     const Api::PowSolution* pow) {
-  if (auto no = api_.refuse_join(room_, client_, pow)) {
+  if (auto no = api_.refuse_join(room_, client_, pow, uid, proof)) {
     std::string why = std::string(no->code) + ": ";
     why += no->status == 429 ? "too many joins from your address; try again in " +
                                    std::to_string(no->retry_after_s) + " s"

@@ -44,16 +44,17 @@ try {
   pass("admitted, the browser reached the origin through the gate");
 
   const cookies = await context.cookies(base);
-  const token = cookies.find((c) => c.name === "anteroom_demo");
-  const key = cookies.find((c) => c.name === "anteroom_demo_key");
-  if (!token || !key) fail("cookies: " + cookies.map((c) => c.name).join(", "));
-  if (!token.httpOnly || !key.httpOnly) fail("the admission cookies are readable by scripts");
-  if (token.sameSite !== "Lax" || key.sameSite !== "Lax") fail("cookies not SameSite=Lax");
-  pass("the token and the key it is bound to are HttpOnly, SameSite=Lax cookies");
+  const admission = cookies.find((c) => c.name === "anteroom_demo");
+  if (!admission) fail("cookies: " + cookies.map((c) => c.name).join(", "));
+  const [tokenOnly, key] = admission.value.split("~");
+  if (!key) fail("the admission cookie does not carry the key: " + admission.value);
+  if (!admission.httpOnly) fail("the admission cookie is readable by scripts");
+  if (admission.sameSite !== "Lax") fail("the cookie is not SameSite=Lax");
+  pass("the token and the key it is bound to travel in one HttpOnly, SameSite=Lax cookie");
 
   // The token copied alone to another browser: the gate refuses it, nginx shows the line.
   const thief = await browser.newContext();
-  await thief.addCookies([{ name: token.name, value: token.value, url: base }]);
+  await thief.addCookies([{ name: admission.name, value: tokenOnly, url: base }]);
   const stolen = await thief.newPage();
   await stolen.goto(base + "/shop/");
   if ((await stolen.textContent("body")).includes("ORIGIN OK")) fail("a copied token reached the origin");
@@ -62,8 +63,7 @@ try {
 
   // With the key too (the same visitor on a second device it copied both to) it works.
   const both = await browser.newContext();
-  await both.addCookies([{ name: token.name, value: token.value, url: base },
-    { name: key.name, value: key.value, url: base }]);
+  await both.addCookies([{ name: admission.name, value: admission.value, url: base }]);
   const again = await (await both.newPage()).goto(base + "/shop/");
   if (!(await again.text()).includes("ORIGIN OK")) fail("token and key together did not reach the origin");
   pass("token and key together reach the origin");

@@ -44,13 +44,12 @@ try {
   await admin("POST", "/v1/rooms/show/admit", { count: 2 });
   await page.waitForURL(base + "/healthz", { timeout: 10000 });
   const cookie = (await context.cookies()).find((c) => c.name === "anteroom_show");
-  const keyCookie = (await context.cookies()).find((c) => c.name === "anteroom_show_key");
-  if (!cookie || !keyCookie) fail("no admission cookie or no key cookie");
+  if (!cookie || !cookie.value.includes("~")) fail("no admission cookie with its key: " + (cookie && cookie.value));
   // The page binds its ticket to a key of its own: the token counts only with it.
-  const alone = await fetch(base + "/v1/gate/show", { headers: { Cookie: "anteroom_show=" + cookie.value } });
+  const alone = await fetch(base + "/v1/gate/show", {
+    headers: { Cookie: "anteroom_show=" + cookie.value.split("~")[0] } });
   if (alone.status !== 401) fail("the gate let the token in without its key: " + alone.status);
-  const gate = await fetch(base + "/v1/gate/show", {
-    headers: { Cookie: "anteroom_show=" + cookie.value + "; anteroom_show_key=" + keyCookie.value } });
+  const gate = await fetch(base + "/v1/gate/show", { headers: { Cookie: "anteroom_show=" + cookie.value } });
   if (gate.status !== 204) fail("the gate refuses the cookie: " + gate.status);
   if (!cookie.httpOnly) fail("the admission cookie is readable by scripts");
   pass("admitted: the server set the cookie (HttpOnly) and the page went to the return address");
@@ -63,9 +62,7 @@ try {
   await page.waitForURL(base + "/healthz", { timeout: 10000 });
   const renewed = (await context.cookies()).find((c) => c.name === "anteroom_show");
   if (!renewed || renewed.value === cookie.value) fail("the stale cookie was not replaced");
-  const key2 = (await context.cookies()).find((c) => c.name === "anteroom_show_key");
-  const gate2 = await fetch(base + "/v1/gate/show", {
-    headers: { Cookie: "anteroom_show=" + renewed.value + "; anteroom_show_key=" + key2.value } });
+  const gate2 = await fetch(base + "/v1/gate/show", { headers: { Cookie: "anteroom_show=" + renewed.value } });
   if (gate2.status !== 204) fail("the gate refuses the renewed cookie: " + gate2.status);
   pass("after a room reset the new admission replaces the old cookie");
 
@@ -86,8 +83,11 @@ try {
   await bouncing.waitForTimeout(1500);
   if (loads !== settled || loads > 5) fail("the page kept reloading: " + loads + " loads");
   if (await bouncing.isHidden("#retry")) fail("no way to try again");
-  const visitor = await bouncing.evaluate(() => localStorage.getItem("anteroom:bounce:user"));
-  if (!/^[0-9a-f]{32}$/.test(visitor || "")) fail("the visitor id is not 16 random bytes: " + visitor);
+  const kept = await bouncing.evaluate(() => [localStorage.getItem("anteroom:bounce:key"),
+    localStorage.getItem("anteroom:bounce:ticket"), localStorage.getItem("anteroom:bounce:user")]);
+  if (!/^[0-9a-f]{64}$/.test(kept[0] || "")) fail("the key is not 32 random bytes: " + kept[0]);
+  if (!/^[A-Za-z0-9_-]{27}$/.test(kept[1] || "")) fail("the page keeps no ticket: " + kept[1]);
+  if (kept[2] !== null) fail("the page named a user: " + kept[2]);
   pass("a service that sends the visitor back stops the page after three tries, saying so");
 
   const ko = await (await browser.newContext({ locale: "ko-KR" })).newPage();

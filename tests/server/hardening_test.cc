@@ -53,11 +53,16 @@ TEST(Hardening, AVisitorUsingTheServiceIsNeverLockedOut) {
   EXPECT_EQ(c.request("GET", "/v1/gate/r", "", {{"Cookie", "anteroom_r=" + token}}).status, 401u);
 }
 
+constexpr const char* kUserSecret = "the-protected-services-user-secret";
+
+// Without --user-secret a name is proved by the ticket's key or the same socket; with it,
+// by the service's assertion (user_token) alone.
 class UserTakeover : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { start(false); }
+  void start(bool user_secret) {
     Options o = test_options();
-    o.user_secret = "the-protected-services-user-secret";
+    if (user_secret) o.user_secret = kUserSecret;
     server_ = std::make_unique<TestServer>(o);
     client_ = std::make_unique<HttpClient>(server_->port());
     client_->admin("PUT", "/v1/rooms/r", R"({"capacity":0,"admission":"manual"})");
@@ -90,36 +95,58 @@ TEST_F(UserTakeover, ANameAloneGetsNothingAndRevealsNothing) {
 }
 
 TEST_F(UserTakeover, AnAssertionFromTheServiceOrATrustingRoomProvesTheUser) {
-  Reply bob = join("r", R"({"user":"bob"})");
-  ASSERT_EQ(bob.status, 201u);
-  TokenSigner service("the-protected-services-user-secret");
+  start(true);
+  TokenSigner service(kUserSecret);
   // An assertion is a JWT with sub = the user; the signer's room claim is ignored here.
   TokenClaims claims{"bob", "r", "", "", 0, unix_now_s() + 600};
   const std::string assertion = service.sign(claims);
+  Reply bob = join("r", R"({"user":"bob","user_token":")" + assertion + R"("})");
+  ASSERT_EQ(bob.status, 201u) << bob.body;
   Reply proved = join("r", R"({"user":"bob","user_token":")" + assertion + R"("})");
   EXPECT_EQ(proved.status, 200u) << proved.body;
   EXPECT_EQ(field(proved.body, "ticket"), field(bob.body, "ticket"));
+  // Anything but bob's own, unexpired assertion for this room is refused before the room.
   TokenClaims other{"mallory", "r", "", "", 0, unix_now_s() + 600};
-  EXPECT_EQ(join("r", R"({"user":"bob","user_token":")" + service.sign(other) + R"("})").status,
-            409u);
   TokenClaims forever{"bob", "r", "", "", 0, 0};  // no usable exp: an assertion good for ever
-  {
-    TokenSigner s2("the-protected-services-user-secret");
-    const std::string t = s2.sign(forever);
-    EXPECT_EQ(join("r", R"({"user":"bob","user_token":")" + t + R"("})").status, 409u);
-  }
   TokenClaims other_room{"bob", "elsewhere", "", "", 0, unix_now_s() + 600};
-  EXPECT_EQ(
-      join("r", R"({"user":"bob","user_token":")" + service.sign(other_room) + R"("})").status,
-      409u);
   TokenSigner forger("not-the-service-secret-at-all-0000");
-  EXPECT_EQ(join("r", R"({"user":"bob","user_token":")" + forger.sign(claims) + R"("})").status,
-            409u);
+  for (const std::string& t : {service.sign(other), TokenSigner(kUserSecret).sign(forever),
+                               service.sign(other_room), forger.sign(claims)}) {
+    Reply r = join("r", R"({"user":"bob","user_token":")" + t + R"("})");
+    EXPECT_EQ(r.status, 403u) << r.body;
+    EXPECT_NE(r.body.find("user_token_required"), std::string::npos) << r.body;
+  }
   // A room that trusts names (authenticated upstream) hands the ticket back on the name.
   Reply first = join("trusting", R"({"user":"carol"})");
   Reply again = join("trusting", R"({"user":"carol"})");
   EXPECT_EQ(again.status, 200u);
   EXPECT_EQ(field(again.body, "ticket"), field(first.body, "ticket"));
+}
+
+// The finding: with --user-secret, proof was asked only of a return, so an attacker joined
+// first as alice with a key of its own, the real alice's proven join got the attacker's
+// ticket, and verify named alice for it. Now a named join needs the name's assertion.
+TEST_F(UserTakeover, WithAUserSecretANameCannotBeSquatted) {
+  start(true);
+  Reply squat = join("r", R"({"user":"alice@example.com","key":"the-attackers-key"})");
+  EXPECT_EQ(squat.status, 403u) << squat.body;
+  EXPECT_NE(squat.body.find("user_token_required"), std::string::npos);
+  WsClient ws(server_->port(), "/v1/rooms/r/ws");
+  ws.send(R"({"type":"ENTER","userId":"alice@example.com"})");
+  auto refused = ws.next_of("ERROR");
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->find("user_token_required"), std::string::npos) << *refused;
+  const std::string assertion =
+      TokenSigner(kUserSecret).sign({"alice@example.com", "r", "", "", 0, unix_now_s() + 600});
+  Reply alice = join("r", R"({"user":"alice@example.com","key":"alices-key","user_token":")" +
+                              assertion + R"("})");
+  EXPECT_EQ(alice.status, 201u) << "her place is new, and hers: " << alice.body;
+  auto info = boost::json::parse(client_->admin("GET", "/v1/rooms/r").body).as_object();
+  EXPECT_EQ(info.at("totals").at("joined").as_int64(), 1) << "the squat made no ticket";
+  // The waiting page's join names no user, and still joins.
+  EXPECT_EQ(join("r", R"({"key":"a-page-key"})").status, 201u);
+  // A room that trusts names upstream opts out.
+  EXPECT_EQ(join("trusting", R"({"user":"alice@example.com"})").status, 201u);
 }
 
 TEST_F(UserTakeover, AnotherWebSocketCannotEnterAsTheSameUser) {

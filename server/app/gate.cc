@@ -1,0 +1,199 @@
+// Api: the gate (GET /v1/gate/{room}), the admission cookie and the verify path they share:
+// a token checked, then its key binding, then the ticket activated.
+//
+// The admission cookie anteroom_{room} carries what the visitor needs in one cookie: the
+// admission token and, for a bound ticket, the key, as TOKEN~KEY (a JWT holds no '~'). One
+// cookie, because proxies pass at most one Set-Cookie of an auth answer (nginx 1.22 keeps the
+// first, later ones join them into one broken line), and every gate refresh renews both: a
+// visitor using the site is never locked out by a key that expired before the token. The
+// token alone (as status and verify hand it out) still opens nothing for a bound ticket.
+// The separate anteroom_{room}_key cookie of earlier versions is still read.
+#include <boost/json.hpp>
+
+#include "server/app/api.h"
+
+namespace anteroom {
+namespace json = boost::json;
+
+namespace {
+
+// The values of every `name` cookie (at most 8) in a Cookie header.
+std::vector<std::string> cookie_values(std::string_view cookies, std::string_view name) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < cookies.size() && out.size() < 8;) {
+    while (i < cookies.size() && (cookies[i] == ' ' || cookies[i] == ';')) ++i;
+    size_t end = cookies.find(';', i);
+    if (end == std::string_view::npos) end = cookies.size();
+    std::string_view pair = cookies.substr(i, end - i);
+    i = end;
+    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=') {
+      out.emplace_back(pair.substr(name.size() + 1));
+    }
+  }
+  return out;
+}
+
+bool any_key_hashes_to(const std::vector<std::string>& keys, const KeyHash& want) {
+  bool found = false;
+  for (const std::string& k : keys) found |= same_hash(hash_key(k), want);  // no early exit
+  return found;
+}
+
+// The key of `keys` that hashes to `want`, or empty.
+std::string key_hashing_to(const std::vector<std::string>& keys, const KeyHash& want) {
+  for (const std::string& k : keys) {
+    if (same_hash(hash_key(k), want)) return k;
+  }
+  return {};
+}
+
+// A key goes into a cookie as it is: only characters a cookie value holds.
+bool cookie_safe_key(std::string_view k) {
+  return !k.empty() && k.size() <= 256 && std::all_of(k.begin(), k.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.' ||
+           c == '~';
+  });
+}
+
+}  // namespace
+
+AdmissionParts split_admission(std::string_view value) {
+  const size_t tilde = value.find('~');
+  if (tilde == std::string_view::npos) return {std::string(value), {}};
+  return {std::string(value.substr(0, tilde)), std::string(value.substr(tilde + 1))};
+}
+
+void Api::use_token(std::string_view room, std::string_view token,
+                    const std::vector<std::string>& keys, Engine::Then<TicketDetail> then) const {
+  TokenError why = TokenError::kMalformed;
+  auto claims = tokens_.verify(token, room, now_ms() / 1000, &why);
+  if (!claims) return then(Status(Code::kInvalidArgument, token_error_text(why)));
+  use_claims(room, *claims, keys, std::move(then));
+}
+
+void Api::use_claims(std::string_view room, const TokenClaims& claims,
+                     const std::vector<std::string>& keys, Engine::Then<TicketDetail> then) const {
+  // Bound admissions: the token's cnf, and the ticket's own key (a token from before the
+  // binding cannot shed it), checked before the ticket is touched, so a copied token used
+  // without its key changes nothing.
+  std::optional<KeyHash> bound;
+  if (!claims.key_hash.empty()) bound = parse_key_hash(claims.key_hash);
+  if (!bound) {
+    if (auto d = engine_.describe(room, claims.ticket); d.is_ok()) bound = d->key_hash;
+  }
+  if (bound && !any_key_hashes_to(keys, *bound)) {
+    return then(Status(Code::kInvalidArgument,
+                       keys.empty() ? "the admission is bound to a key the request does not carry"
+                                    : "the admission is bound to another key"));
+  }
+  engine_.activate_async(room, claims.ticket, [then = std::move(then)](Result<TicketDetail> d) {
+    if (!d.is_ok()) {
+      return then(Status(Code::kInvalidArgument,
+                         "the admission is no longer valid: " + d.status().message()));
+    }
+    then(std::move(d));
+  });
+}
+
+ApiResponse Api::gate_route(std::string_view room, std::string_view cookies) const {
+  const std::string name = "anteroom_" + std::string(room);
+  std::vector<AdmissionParts> admissions;
+  for (const std::string& v : cookie_values(cookies, name)) admissions.push_back(split_admission(v));
+  const std::vector<std::string> old_keys = cookie_values(cookies, name + "_key");
+  return answer_when([&](const Respond& respond) {
+    gate_try(std::string(room), std::move(admissions), old_keys, 0, respond);
+  });
+}
+
+// Tries the cookies one after another: the first token that still admits wins. A cookie
+// whose signature fails ends the search: signatures cost (ES256: an ECDSA verification each),
+// and a visitor's own cookies are not forged. Cookies refused without a check (expired, for
+// another room, a kid no longer served) and admissions that ended let the next one try.
+void Api::gate_try(const std::string& room, std::vector<AdmissionParts> admissions,
+                   const std::vector<std::string>& old_keys, size_t index,
+                   const Respond& respond) const {
+  auto none = [&] {
+    respond(error_response(401, "no_admission", "no valid admission for room '" + room + "'"));
+  };
+  std::optional<TokenClaims> claims;
+  for (; index < admissions.size() && !claims; ++index) {
+    TokenError why = TokenError::kMalformed;
+    claims = tokens_.verify(admissions[index].token, room, now_ms() / 1000, &why);
+    if (!claims && why == TokenError::kBadSignature) return none();
+  }
+  if (!claims) return none();
+  std::vector<std::string> keys = old_keys;
+  if (!admissions[index - 1].key.empty()) keys.insert(keys.begin(), admissions[index - 1].key);
+  use_claims(room, *claims, keys,
+             [this, room, admissions = std::move(admissions), old_keys, keys, index,
+              respond](const Result<TicketDetail>& used) {
+               if (!used.is_ok()) return gate_try(room, admissions, old_keys, index, respond);
+               // The session goes on: a fresh token, valid to the new idle deadline, and the
+               // key it is bound to, replace the cookie, so the visitor is never locked out
+               // while using the service.
+               const std::string key =
+                   used->key_hash ? key_hashing_to(keys, *used->key_hash) : std::string();
+               ApiResponse res;
+               res.status = 204;
+               res.headers.emplace_back("Set-Cookie", admission_cookie(room, used->ticket, key));
+               respond(std::move(res));
+             });
+}
+
+// The admission cookie, set by the server (HttpOnly): the waiting page asks for it once
+// admitted, so a stale cookie of an earlier admission is always replaced. Holding the
+// ticket id is the credential, as for status; a bound ticket also needs its key (body
+// {"key": k}), which goes into the cookie with the token.
+ApiResponse Api::cookie_route(std::string_view room, std::string_view ticket,
+                              std::string_view body) const {
+  ApiResponse err;
+  auto o = parse_object(body, &err, true);
+  if (!o) return err;
+  std::vector<std::string> keys;
+  if (const json::value* k = o->if_contains("key")) {
+    if (!k->is_string() || !cookie_safe_key(k->as_string()) || o->size() != 1) {
+      return error_response(400, "invalid_field",
+                            "the body must be {} or {\"key\": \"...\"} (1-256 of A-Z a-z "
+                            "0-9 - _ . ~)");
+    }
+    keys.emplace_back(k->as_string());
+  } else if (!o->empty()) {
+    return error_response(400, "invalid_field", "the body must be {} or {\"key\": \"...\"}");
+  }
+  auto v = engine_.peek(room, ticket);
+  if (!v.is_ok()) return engine_error(v.status());
+  if (!holds_slot(v->state)) {
+    return error_response(409, "wrong_state", "the ticket is not admitted");
+  }
+  auto d = engine_.describe(room, ticket);
+  if (!d.is_ok()) return engine_error(d.status());
+  if (d->key_hash && !any_key_hashes_to(keys, *d->key_hash)) {
+    return error_response(401, "key_required", "the ticket is bound to a key: send it");
+  }
+  ApiResponse res;
+  res.status = 204;
+  res.headers.emplace_back(
+      "Set-Cookie", admission_cookie(room, v.value(), d->key_hash ? keys[0] : std::string()));
+  res.headers.emplace_back("Cache-Control", "no-store");
+  return res;
+}
+
+std::string Api::admission_cookie(std::string_view room, const TicketView& v,
+                                  std::string_view key) const {
+  // Rounded up: the cookie lives as long as its token, not a second less.
+  const int64_t max_age =
+      std::max<int64_t>(1, (v.valid_until_ms - engine_.clock().now_ms() + 999) / 1000);
+  std::string value = token_for(room, v);
+  if (!key.empty()) {
+    value += '~';
+    value += key;
+  }
+  return "anteroom_" + std::string(room) + "=" + value + "; Path=/; Max-Age=" +
+         std::to_string(max_age) + "; SameSite=Lax; HttpOnly" + secure_attribute();
+}
+
+const char* Api::secure_attribute() const {
+  return options_.public_url.starts_with("https://") ? "; Secure" : "";
+}
+
+}  // namespace anteroom
