@@ -1,5 +1,7 @@
 #include "storage/log_format.h"
 
+#include "storage/log_resync.h"
+
 #include <array>
 #include <cstring>
 
@@ -68,20 +70,6 @@ bool Reader::zeros_from(size_t pos) const {
   return true;
 }
 
-// Whether a whole, valid record starts anywhere in [from, end of data). Only asked on the
-// error path, to tell a torn last write (nothing valid after it) from damage in the middle.
-bool Reader::valid_record_after(size_t from) const {
-  for (size_t i = from; i + kHeaderSize <= data_.size(); ++i) {
-    const char* h = data_.data() + i;
-    const uint32_t len = load32(h + 4);
-    const auto type = static_cast<uint8_t>(h[8]);
-    if (type == 0 || len > kMaxPayload || kHeaderSize + len > data_.size() - i) continue;
-    uint32_t crc = crc32c(&type, 1);
-    if (unmask_crc(load32(h)) == crc32c(h + kHeaderSize, len, crc)) return true;
-  }
-  return false;
-}
-
 bool Reader::next(Record* r) {
   if (end_ != End::kNotYet) return false;
   const size_t left = data_.size() - pos_;
@@ -100,7 +88,7 @@ bool Reader::next(Record* r) {
     if (len > kMaxPayload && kHeaderSize + kMaxPayload <= left) {
       return stop(End::kCorrupt, "record length " + std::to_string(len) + " is impossible" + at);
     }
-    if (valid_record_after(pos_ + 1)) {
+    if (valid_record_after(data_, pos_ + 1)) {
       return stop(End::kCorrupt, "record length " + std::to_string(len) +
                                      " runs past the end of the file, "
                                      "but whole records follow it" +

@@ -58,7 +58,6 @@ class Reader {
  private:
   bool stop(End how, std::string why);
   bool zeros_from(size_t pos) const;
-  bool valid_record_after(size_t from) const;
 
   std::string_view data_;
   size_t pos_ = 0;

@@ -98,7 +98,8 @@ void Api::use_claims(std::string_view room, const TokenClaims& claims,
 ApiResponse Api::gate_route(std::string_view room, std::string_view cookies) const {
   const std::string name = "anteroom_" + std::string(room);
   std::vector<AdmissionParts> admissions;
-  for (const std::string& v : cookie_values(cookies, name)) admissions.push_back(split_admission(v));
+  for (const std::string& v : cookie_values(cookies, name))
+    admissions.push_back(split_admission(v));
   const std::vector<std::string> old_keys = cookie_values(cookies, name + "_key");
   return answer_when([&](const Respond& respond) {
     gate_try(std::string(room), std::move(admissions), old_keys, 0, respond);
@@ -188,8 +189,9 @@ std::string Api::admission_cookie(std::string_view room, const TicketView& v,
     value += '~';
     value += key;
   }
-  return "anteroom_" + std::string(room) + "=" + value + "; Path=/; Max-Age=" +
-         std::to_string(max_age) + "; SameSite=Lax; HttpOnly" + secure_attribute();
+  return "anteroom_" + std::string(room) + "=" + value +
+         "; Path=/; Max-Age=" + std::to_string(max_age) + "; SameSite=Lax; HttpOnly" +
+         secure_attribute();
 }
 
 const char* Api::secure_attribute() const {
