@@ -38,7 +38,7 @@ std::unique_ptr<EventRoom> prequeued(int64_t n, bool shuffle) {
   c.event.prequeue_at_ms = r->clock->now_ms();
   c.event.start_at_ms = r->clock->now_ms() + 10'000;
   c.event.shuffle = shuffle;
-  c.event.seed = random_seed();
+  c.event.nonce = random_seed();
   if (!r->engine->put_room("drop", c).is_ok()) std::abort();
   r->engine->run_shard(0);
   r->shuffled.reserve(static_cast<size_t>(n));

@@ -58,7 +58,8 @@ enum RoomField : uint64_t {
   kEventCapacity = 14,
   kEventAdmitPerSecond = 15,
   kEventMode = 16,
-  kEventSeed0 = 17,  // 17-20: the seed's four 8-byte words, little-endian
+  kEventSeed0 = 17,   // 17-20: a seed itself (logs before seeds were derived), four 8-byte words
+  kEventNonce0 = 24,  // 24-27: the event's nonce, four 8-byte words, little-endian
   kEventPhase = 21,
   kEventPrequeueSeq = 22,
   kEventStartSeq = 23,
@@ -66,13 +67,13 @@ enum RoomField : uint64_t {
   kParts = 31,  // which parts a put sets (cluster records; absent: all)
 };
 
-uint64_t seed_word(const RoomEvent& e, int i) {
+uint64_t nonce_word(const RoomEvent& e, int i) {
   uint64_t w = 0;
-  for (int b = 7; b >= 0; --b) w = (w << 8) | e.seed[i * 8 + b];
+  for (int b = 7; b >= 0; --b) w = (w << 8) | e.nonce[i * 8 + b];
   return w;
 }
-void set_seed_word(RoomEvent* e, int i, uint64_t w) {
-  for (int b = 0; b < 8; ++b) e->seed[i * 8 + b] = static_cast<uint8_t>(w >> (8 * b));
+void set_nonce_word(RoomEvent* e, int i, uint64_t w) {
+  for (int b = 0; b < 8; ++b) e->nonce[i * 8 + b] = static_cast<uint8_t>(w >> (8 * b));
 }
 
 // Reads the value of numbered field `field` into *c; false if the field or value is unknown.
@@ -116,7 +117,14 @@ bool read_field(uint64_t field, uint64_t value, RoomConfig* c) {
     case kEventSeed0 + 1:
     case kEventSeed0 + 2:
     case kEventSeed0 + 3:
-      set_seed_word(&e, static_cast<int>(field - kEventSeed0), value);
+      e.legacy_seed = true;
+      set_nonce_word(&e, static_cast<int>(field - kEventSeed0), value);
+      return true;
+    case kEventNonce0:
+    case kEventNonce0 + 1:
+    case kEventNonce0 + 2:
+    case kEventNonce0 + 3:
+      set_nonce_word(&e, static_cast<int>(field - kEventNonce0), value);
       return true;
     case kEventPhase:
       e.phase = static_cast<RoomEvent::Phase>(value);
@@ -156,7 +164,8 @@ void put_room_config(std::string* out, const RoomConfig& c) {
                                  {kEventPhase, static_cast<uint64_t>(e.phase)},
                                  {kEventPrequeueSeq, e.prequeue_seq},
                                  {kEventStartSeq, e.start_seq}});
-    for (int i = 0; i < 4; ++i) fields.emplace_back(kEventSeed0 + i, seed_word(e, i));
+    const uint64_t first = e.legacy_seed ? kEventSeed0 : kEventNonce0;
+    for (int i = 0; i < 4; ++i) fields.emplace_back(first + i, nonce_word(e, i));
     if (e.capacity) fields.emplace_back(kEventCapacity, *e.capacity);
     if (e.admit_per_second) fields.emplace_back(kEventAdmitPerSecond, *e.admit_per_second);
     if (e.mode) fields.emplace_back(kEventMode, static_cast<uint64_t>(*e.mode));

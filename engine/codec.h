@@ -53,7 +53,7 @@ class Reader {
 // A room's configuration: seven varints (capacity, admission, admit_per_second,
 // allowed_ttl_seconds, session_ttl_seconds, heartbeat_timeout_seconds, max_waiting), then a
 // count of numbered fields and each field's number and varint value (1: trust_user, 2: mode,
-// 10-23: the scheduled event; codec.cc lists them). A reader refuses a number it does not
+// 10-27: the scheduled event; codec.cc lists them). A reader refuses a number it does not
 // know: an unknown field is damage, never skipped.
 void put_room_config(std::string* out, const RoomConfig& c);
 // Reads the seven fixed fields and, unless `numbered_optional` and the input ends there

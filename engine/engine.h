@@ -49,6 +49,12 @@ struct EngineOptions {
   Journal* journal = nullptr;
   // Unix ms minus the clock's ms, for event times (Unix ms); null = measured at start.
   std::optional<int64_t> wall_minus_engine_ms;
+  // The engine's secret, of which it derives the keys of events' draw seeds and of random
+  // mode's picks (keys of their own, apart from the id key visitors see the workings of).
+  // Give every node of a cluster the same (the server derives it from the token secret);
+  // null: derived from id_key, which the log stores, so a reader of the log could then
+  // compute a draw before its start.
+  std::optional<std::array<uint8_t, 32>> secret;
 };
 
 struct EngineStats {

@@ -98,6 +98,37 @@ std::string to_hex(const uint8_t* data, size_t n) {
   return s;
 }
 
+Digest hmac_sha256(const uint8_t* key, size_t key_size, std::string_view message) {
+  Digest d{};
+  size_t n = 0;
+  if (EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, key, key_size,
+                reinterpret_cast<const unsigned char*>(message.data()), message.size(), d.data(),
+                d.size(), &n) == nullptr) {
+    throw std::runtime_error("HMAC-SHA256 failed");
+  }
+  return d;
+}
+
+Seed event_seed(const Seed& key, std::string_view room, const Seed& nonce) {
+  std::string message = "anteroom draw seed";
+  message += '\0';
+  message += room;
+  message += '\0';
+  message.append(reinterpret_cast<const char*>(nonce.data()), nonce.size());
+  return hmac_sha256(key.data(), key.size(), message);
+}
+
+Digest refs_commitment(std::vector<uint64_t> refs) {
+  std::sort(refs.begin(), refs.end());
+  std::string text;
+  text.reserve(17 * refs.size());
+  for (uint64_t r : refs) {
+    text += ref_hex(r);
+    text += '\n';
+  }
+  return sha256(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+}
+
 Seed random_seed() {
   Seed s{};
   if (RAND_bytes(s.data(), static_cast<int>(s.size())) != 1) {

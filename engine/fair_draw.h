@@ -2,6 +2,7 @@
 // order a seed gives a set of refs. docs/fairness.md shows how anyone checks a draw.
 //
 //   ref(ticket)   = lowercase hex of the first 8 bytes of SHA-256(ticket id)
+//   seed          = event_seed(the engine's key, room, the event's nonce)
 //   commitment    = SHA-256(seed bytes), shown from the moment the event is set
 //   order         = refs by ascending HMAC-SHA256(key = seed bytes, message = ref as ASCII),
 //                   compared as bytes (the same as comparing their lowercase hex)
@@ -29,6 +30,19 @@ std::string to_hex(const uint8_t* data, size_t n);
 Digest sha256(const uint8_t* data, size_t n);
 // A fresh seed from OpenSSL's CSPRNG.
 Seed random_seed();
+
+// HMAC-SHA256 of `message` under `key`.
+Digest hmac_sha256(const uint8_t* key, size_t key_size, std::string_view message);
+
+// The seed of an event's draw: HMAC-SHA256(key, "anteroom draw seed" 0 room 0 nonce), the
+// nonce the event's public, random identity. Stored and replicated is only the nonce, so
+// whoever reads the log or the room's stream before the start cannot compute the order: the
+// key is the engine's (EngineOptions::secret), which every node of a cluster derives alike.
+Seed event_seed(const Seed& key, std::string_view room, const Seed& nonce);
+// The pre-queue's set of refs, committed at the start: SHA-256 of the refs in ascending
+// order, each as 16 lowercase hex digits and a newline. Anyone recomputes it from the draw's
+// order (sorted), and a ticket holder finds its own ref in the set it names.
+Digest refs_commitment(std::vector<uint64_t> refs);
 
 // Positions of `refs` in drawn order: out[k] is the index into `refs` of the k-th drawn.
 // Equal refs (never seen in practice: 64-bit) keep their input order. Uses `threads` threads

@@ -64,9 +64,15 @@ struct RoomEvent {
   std::optional<uint32_t> capacity;
   std::optional<uint32_t> admit_per_second;
   std::optional<RoomMode> mode;
-  // The draw's secret, committed to by its SHA-256 when the event is set, shown after the
-  // start. Identifies the event: a new event has a new seed.
-  std::array<uint8_t, 32> seed{};
+  // The event's identity, drawn at random when it is set; public (it travels in records). The
+  // draw's secret seed derives from it under the engine's key (fair_draw.h's event_seed), and
+  // is shown only after the start.
+  std::array<uint8_t, 32> nonce{};
+  // An event from a log written before seeds were derived: its nonce is the seed itself.
+  bool legacy_seed = false;
+  // SHA-256 of the seed: the commitment shown from the moment the event is set. Filled in by
+  // the room when it takes the configuration (every node computes it; never stored).
+  std::array<uint8_t, 32> seed_sha256{};
 
   Phase phase = Phase::kScheduled;
   uint64_t prequeue_seq = 0;  // the first seq of the pre-queue (from kPrequeue on)

@@ -57,6 +57,9 @@ struct RoomEnv {
   bool replica = false;
   // Event times are Unix ms; the engine's clock plus this is Unix ms.
   int64_t wall_minus_engine_ms = 0;
+  // Derived from EngineOptions::secret: the key of events' draw seeds, and random mode's.
+  std::array<uint8_t, 32> draw_key{};
+  std::array<uint8_t, 32> pick_key{};
 };
 
 class Room {
@@ -241,6 +244,11 @@ class Room {
   RoomEvent::Phase due_phase(int64_t now_ms) const;
   void enter_phase(RoomEvent::Phase phase);  // sets the seqs, draws, journals, re-applies
   void build_draw();
+  // The seed of an event's draw (fair_draw.h): derived from its nonce under the engine's key.
+  std::array<uint8_t, 32> seed_of(const RoomEvent& e) const;
+  // Random mode's pick number `b` of pick `a`: a keyed PRF (HMAC-SHA256 under pick_key), the
+  // same on every replica, foreseen by nobody without the key.
+  uint64_t pick_number(uint64_t a, uint64_t b) const;
   // Capacity, rate and mode: the room's own, or the event's overrides while it runs.
   void apply_settings();
   // Whether the event holds admission back now (a pre-queue, or its start not applied yet).

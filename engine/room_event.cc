@@ -111,8 +111,26 @@ void Room::enter_phase(Phase phase) {
   positions_moved_ = true;
 }
 
+std::array<uint8_t, 32> Room::seed_of(const RoomEvent& e) const {
+  return e.legacy_seed ? e.nonce : event_seed(env_.draw_key, name_, e.nonce);
+}
+
+uint64_t Room::pick_number(uint64_t a, uint64_t b) const {
+  std::array<uint8_t, 16> message{};
+  for (int i = 0; i < 8; ++i) {
+    message[i] = static_cast<uint8_t>(a >> (8 * i));
+    message[8 + i] = static_cast<uint8_t>(b >> (8 * i));
+  }
+  const Digest d = hmac_sha256(env_.pick_key.data(), env_.pick_key.size(),
+                               {reinterpret_cast<const char*>(message.data()), message.size()});
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | d[i];
+  return v;
+}
+
 void Room::build_draw() {
   const RoomEvent& e = base_.event;
+  const Seed seed = seed_of(e);
   std::vector<uint64_t> seqs, refs;
   for (uint64_t seq = e.prequeue_seq; seq < e.start_seq; ++seq) {
     // A join claims its place, is journaled, then published: wait out that moment (a
@@ -128,15 +146,15 @@ void Room::build_draw() {
     seqs.push_back(seq);
     refs.push_back(ticket_ref(id_view(id)));
   }
-  const std::vector<uint32_t> order = draw_order(e.seed, refs);
+  const std::vector<uint32_t> order = draw_order(seed, refs);
   std::vector<uint64_t> drawn_seqs(order.size()), drawn_refs(order.size());
   for (size_t k = 0; k < order.size(); ++k) {
     drawn_seqs[k] = seqs[order[k]];
     drawn_refs[k] = refs[order[k]];
   }
-  auto* d = new DrawLine(e.prequeue_seq, e.start_seq, std::move(drawn_seqs), drawn_refs, e.seed);
+  auto* d = new DrawLine(e.prequeue_seq, e.start_seq, std::move(drawn_seqs), drawn_refs, seed);
   if (DrawLine* old = draw_.exchange(d, std::memory_order_acq_rel)) epoch::retire(old);
-  const DrawInfo info{e.seed, e.prequeue_seq, e.start_seq, std::move(drawn_refs)};
+  const DrawInfo info{seed, e.prequeue_seq, e.start_seq, std::move(drawn_refs)};
   Change ch = change(Change::Kind::kDraw, 0);
   ch.draw = &info;
   journal(ch);
@@ -239,7 +257,7 @@ uint64_t Room::admit_random(uint64_t budget) {
     Slot* s = nullptr;
     uint8_t packed = 0;
     for (uint64_t attempt = 0; attempt < 64 && s == nullptr; ++attempt) {
-      const uint64_t q = from + env_.codec.keyed(pick, attempt) % (end - from);
+      const uint64_t q = from + pick_number(pick, attempt) % (end - from);
       Slot* t = line_.find(q);
       if (t == nullptr || Line::is_sentinel(t)) continue;
       const uint8_t p = load_state(*t);
@@ -253,7 +271,7 @@ uint64_t Room::admit_random(uint64_t budget) {
       uint64_t count = 0;
       for_each_waiting([&](uint64_t, Slot&, uint8_t) { ++count; });
       if (count == 0) break;
-      uint64_t k = env_.codec.keyed(pick, 64) % count;
+      uint64_t k = pick_number(pick, 64) % count;
       for_each_waiting([&](uint64_t q, Slot& t, uint8_t p) {
         if (k-- == 0) {
           seq = q;

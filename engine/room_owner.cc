@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/fair_draw.h"
 #include "engine/room.h"
 
 namespace anteroom {
@@ -23,12 +24,16 @@ void owner_sub(std::atomic<uint64_t>& counter, uint64_t delta) {
 void Room::set_config(const RoomConfig& given, bool journal_it) {
   with_owner([&] {
     RoomConfig c = base_.with_parts_of(given);  // base_: only the owner writes it
+    if (c.event.exists()) {
+      const auto seed = seed_of(c.event);
+      c.event.seed_sha256 = sha256(seed.data(), seed.size());
+    }
     {
       std::lock_guard lock(config_mu_);
-      // The same event (same seed) keeps how far it got: a configuration written before a
+      // The same event (same nonce) keeps how far it got: a configuration written before a
       // phase change (an operator's PUT racing the start) must not take the event back.
       const RoomEvent& was = base_.event;
-      if (c.event.exists() && was.exists() && c.event.seed == was.seed &&
+      if (c.event.exists() && was.exists() && c.event.nonce == was.nonce &&
           was.phase > c.event.phase) {
         c.event.phase = was.phase;
         c.event.prequeue_seq = was.prequeue_seq;

@@ -2,13 +2,31 @@
 #include "engine/sharded_engine.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <thread>
 
 #include "engine/epoch.h"
+#include "engine/fair_draw.h"
 #include "engine/sharded_engine_impl.h"
 
 namespace anteroom::sharded {
+namespace {
+
+// A key of its own for `label`, from the engine's secret (or, without one, from the id key:
+// then a reader of the log could derive it too; a fresh engine without either: random).
+std::array<uint8_t, 32> engine_key(const EngineOptions& o, const char* label) {
+  static const Seed kRandom = random_seed();
+  std::array<uint8_t, 32> secret = kRandom;
+  if (o.secret) {
+    secret = *o.secret;
+  } else if (o.id_key) {
+    std::memcpy(secret.data(), o.id_key->data(), sizeof *o.id_key);
+  }
+  return hmac_sha256(secret.data(), secret.size(), label);
+}
+
+}  // namespace
 
 ShardedEngine::ShardedEngine(EngineOptions o, bool replica)
     : options_(std::move(o)),
@@ -20,7 +38,9 @@ ShardedEngine::ShardedEngine(EngineOptions o, bool replica)
            clock_->now_ms(),
            totals_,
            replica,
-           options_.wall_minus_engine_ms.value_or(WallClock().now_ms() - clock_->now_ms())},
+           options_.wall_minus_engine_ms.value_or(WallClock().now_ms() - clock_->now_ms()),
+           engine_key(options_, "anteroom draw seeds"),
+           engine_key(options_, "anteroom random picks")},
       registry_(options_.max_rooms) {
   unsigned n =
       options_.shards != 0 ? options_.shards : std::max(1u, std::thread::hardware_concurrency());

@@ -59,10 +59,6 @@ uint64_t IdCodec::mask(const Tag& tag) const {
   return mix64(a ^ key_[0]) ^ mix64(uint64_t{tag[2]} ^ key_[1]);
 }
 
-uint64_t IdCodec::keyed(uint64_t a, uint64_t b) const {
-  return mix64(mix64(a ^ key_[1]) ^ b ^ key_[0]);
-}
-
 TicketId IdCodec::encode(uint64_t seq, const Tag& tag) const {
   std::array<uint8_t, 21> raw{};  // 20 bytes plus one zero byte so groups of 3 read cleanly
   uint64_t masked = seq ^ mask(tag);

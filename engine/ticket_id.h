@@ -32,9 +32,6 @@ class IdCodec {
   TicketId encode(uint64_t seq, const Tag& tag) const;
   // False if `text` is not 27 canonical base64url characters.
   bool decode(std::string_view text, uint64_t* seq, Tag* tag) const;
-  // A number every engine with this key derives alike from (a, b), and nobody without the key
-  // can foresee: random mode's picks, the same on every replica.
-  uint64_t keyed(uint64_t a, uint64_t b) const;
 
  private:
   uint64_t mask(const Tag& tag) const;

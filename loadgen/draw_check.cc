@@ -45,6 +45,8 @@ bool parse_draw(std::string_view body, Draw* out) {
   *out = Draw{};
   out->seed = std::string(seed->get_string());
   out->seed_sha256 = std::string(commit->get_string());
+  if (const json::value* refs = o.if_contains("refs_sha256"); refs != nullptr && refs->is_string())
+    out->refs_sha256 = std::string(refs->get_string());
   out->order.reserve(order->get_array().size());
   for (const json::value& ref : order->get_array()) {
     if (!ref.is_string()) return false;
@@ -85,7 +87,8 @@ bool from_hex(std::string_view h, std::string* bytes) {
   return true;
 }
 
-std::string verify_draw(const Draw& draw, const std::string& commitment) {
+std::string verify_draw(const Draw& draw, const std::string& commitment,
+                        const std::string& refs_commitment) {
   std::string seed;
   if (!from_hex(draw.seed, &seed) || seed.size() != 32) {
     return "the seed is not 32 bytes of hex: '" + draw.seed + "'";
@@ -96,6 +99,17 @@ std::string verify_draw(const Draw& draw, const std::string& commitment) {
   }
   if (draw.seed_sha256 != commitment) {
     return "the draw says seed_sha256 " + draw.seed_sha256 + ", the commitment was " + commitment;
+  }
+  std::vector<std::string> sorted = draw.order;
+  std::sort(sorted.begin(), sorted.end());
+  std::string set_text;
+  for (const std::string& ref : sorted) set_text += ref + "\n";
+  const std::string set = sha256_hex(set_text);
+  if (draw.refs_sha256 != set) {
+    return "the draw's refs_sha256 " + draw.refs_sha256 + " is not the SHA-256 of its refs " + set;
+  }
+  if (!refs_commitment.empty() && refs_commitment != set) {
+    return "the refs drawn hash to " + set + ", the start committed to " + refs_commitment;
   }
   std::vector<std::pair<std::string, size_t>> keyed;  // (HMAC, place in the published order)
   keyed.reserve(draw.order.size());

@@ -46,7 +46,8 @@ std::string rfc3339(int64_t unix_ms) {
 
 // The event as set: its commitment and its start on the loadgen's own clock (now_us()).
 struct Event {
-  std::string commitment;  // seed_sha256, shown before anyone joined
+  std::string commitment;       // seed_sha256, shown before anyone joined
+  std::string refs_commitment;  // refs_sha256, shown from the start
   int64_t start_us = 0;
 };
 
@@ -78,6 +79,14 @@ std::string set_event(const Config& cfg, const std::string& room, Event* ev) {
   }
   ev->commitment = std::string(c->get_string());
   return "";
+}
+
+// A string field of a JSON object; empty if there is none.
+std::string json_string_field(const std::string& body, const char* name) {
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(body, ec);
+  const boost::json::value* f = ec || !v.is_object() ? nullptr : v.as_object().if_contains(name);
+  return f != nullptr && f->is_string() ? std::string(f->get_string()) : std::string();
 }
 
 std::string fifth_name(size_t k) {
@@ -153,10 +162,12 @@ Draw check_draw(const Config& cfg, const Event& ev, const Reply& r, RunResult* r
     why =
         "GET event/draw: HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 200) + r.error;
   } else {
-    why = verify_draw(draw, ev.commitment);
+    why = verify_draw(draw, ev.commitment, ev.refs_commitment);
+    if (why.empty() && ev.refs_commitment.empty()) why = "GET event showed no refs_sha256";
   }
   run->checks.push_back({"draw verified", why.empty(),
-                         why.empty() ? "SHA-256(seed) = commitment " + ev.commitment + ", " +
+                         why.empty() ? "SHA-256(seed) = commitment " + ev.commitment +
+                                           ", the refs as committed at the start, " +
                                            std::to_string(draw.order.size()) + " refs in HMAC order"
                                      : why});
   run->metrics.push_back({"draw size", static_cast<double>(draw.order.size()), "refs"});
@@ -289,7 +300,10 @@ int run_drop(const Config& cfg) {
                                               2 * cfg.timeout_s + 30;
   PhaseOutput out;
   std::string err = run_phase(cfg, base_plan(cfg, room), spec, &out);
-  // Anyone may read the draw; it goes with the room, so read it first.
+  // Anyone may read the draw; it goes with the room, so read it first: the event (with its
+  // commitment to the set of refs, from the start on), then the order.
+  Reply event = http_call(cfg, "GET", "/v1/rooms/" + room + "/event", "", false);
+  ev.refs_commitment = json_string_field(event.body, "refs_sha256");
   Reply draw = http_call(cfg, "GET", "/v1/rooms/" + room + "/event/draw", "", false);
   RunResult run = new_result(cfg);
   if (err.empty()) check_server_agrees(cfg, room, out.phase, &run);

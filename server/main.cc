@@ -66,6 +66,7 @@ anteroom::Result<std::unique_ptr<anteroom::Engine>> open_cluster_node(
   std::array<uint64_t, 2> key{};
   std::memcpy(key.data(), ids.data(), sizeof key);
   e.id_key = key;
+  e.secret = derive(secret, "anteroom engine secret");
   auto node = anteroom::cluster::open_cluster_engine(c, e);
   if (!node.is_ok()) return node.status();
   return std::unique_ptr<anteroom::Engine>(std::move(node.value()));
@@ -203,9 +204,13 @@ int main(int argc, char** argv) {
     engine = std::move(node.value());
   } else if (o.persistence) {
     std::string warnings;
+    // The draw seeds' and random picks' keys from the token secret, never from what the log
+    // holds: a reader of the log cannot compute a draw before its start.
+    EngineOptions e;
+    e.secret = derive(secrets->token_secret, "anteroom engine secret");
     auto opened = open_persistent_engine({o.data_dir, LogWriter::parse_sync(o.appendfsync).value(),
                                           uint64_t{o.snapshot_after_mb} << 20},
-                                         EngineOptions{}, &warnings);
+                                         e, &warnings);
     if (!warnings.empty()) std::fprintf(stderr, "anteroom: warning: %s", warnings.c_str());
     if (!opened.is_ok()) {
       std::fprintf(stderr, "anteroom: cannot start: %s\n", opened.status().message().c_str());

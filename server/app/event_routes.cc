@@ -222,13 +222,18 @@ json::object event_json(std::string_view room, const RoomEvent& e) {
       e.admit_per_second ? json::value(*e.admit_per_second) : json::value(nullptr);
   o["mode"] = e.mode ? json::value(mode_name(*e.mode)) : json::value(nullptr);
   o["phase"] = phase_name(e.phase);
-  const Digest commit = sha256(e.seed.data(), e.seed.size());
-  o["seed_sha256"] = to_hex(commit.data(), commit.size());
+  o["seed_sha256"] = to_hex(e.seed_sha256.data(), e.seed_sha256.size());
   if (e.shuffle && e.phase >= Phase::kStarted) {
     o["draw"] = "/v1/rooms/" + std::string(room) +
-                "/event/draw?commitment=" + to_hex(commit.data(), commit.size());
+                "/event/draw?commitment=" + to_hex(e.seed_sha256.data(), e.seed_sha256.size());
   }
   return o;
+}
+
+// Whether `d` is the draw of the room's event `e` (a draw an earlier event left stands for
+// its places, but is not this one's).
+bool draw_of(const DrawInfo& d, const RoomEvent& e) {
+  return e.exists() && sha256(d.seed.data(), d.seed.size()) == e.seed_sha256;
 }
 
 ApiResponse Api::event_route(const ApiRequest& req, std::string_view room) const {
@@ -238,8 +243,15 @@ ApiResponse Api::event_route(const ApiRequest& req, std::string_view room) const
   const RoomEvent& now_event = info->config.event;
   if (m == "GET" || m == "HEAD") {
     if (!now_event.exists()) return error_response(404, "no_event", "the room has no event");
+    json::object o = event_json(room, now_event);
+    // From the start: the commitment to who was in the pre-queue, and how many.
+    if (auto d = engine_.draw(room); d.is_ok() && draw_of(d.value(), now_event)) {
+      const Digest refs = refs_commitment(d->refs);
+      o["refs_sha256"] = to_hex(refs.data(), refs.size());
+      o["drawn"] = d->refs.size();
+    }
     ApiResponse res;
-    res.body = json::serialize(event_json(room, now_event));
+    res.body = json::serialize(o);
     return res;
   }
   // PUT and DELETE: the operator's.
@@ -264,7 +276,7 @@ ApiResponse Api::event_route(const ApiRequest& req, std::string_view room) const
                                           std::string(phase_name(now_event.phase)) +
                                           "); DELETE it first");
     }
-    e->seed = random_seed();  // committed now, shown after the start
+    e->nonce = random_seed();  // the seed derives from it under the engine's key
     c.event = *e;
     ok_status = now_event.exists() ? 200 : 201;
   }
@@ -296,7 +308,7 @@ ApiResponse Api::draw_route(const ApiRequest& req, std::string_view room) const 
   // Only the room's event's own draw: a draw an earlier event left (its places stand) must
   // not be shown beside a new event, let alone with its seed.
   const RoomEvent& e = info->config.event;
-  if (!d.is_ok() || !e.exists() || d->seed != e.seed) {
+  if (!d.is_ok() || !draw_of(d.value(), e)) {
     std::lock_guard lock(draw_cache_mu_);
     draw_cache_.erase(std::string(room));
     return error_response(404, "not_drawn", "the room's event has not drawn yet");
@@ -344,6 +356,9 @@ std::pair<std::shared_ptr<const std::string>, std::string> Api::draw_body(std::s
   *out += to_hex(d.seed.data(), d.seed.size());
   *out += R"(","seed_sha256":")";
   *out += to_hex(commit.data(), commit.size());
+  const Digest refs = refs_commitment(d.refs);
+  *out += R"(","refs_sha256":")";
+  *out += to_hex(refs.data(), refs.size());
   *out += R"(","order":[)";
   for (size_t i = 0; i < d.refs.size(); ++i) {
     if (i != 0) *out += ',';

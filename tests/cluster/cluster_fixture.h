@@ -35,6 +35,7 @@ class ClusterTest : public ::testing::Test {
     o.clock = clock_;
     o.shards = 2;
     o.id_key = std::array<uint64_t, 2>{11, 22};
+    o.secret = std::array<uint8_t, 32>{1, 2, 3};  // the nodes' shared secret
     return o;
   }
   cluster::ClusterEngine& add_node(const std::string& name) {

@@ -105,13 +105,13 @@ Snapshot sample_snapshot() {
   s.image.config.event.prequeue_at_ms = 1'796'000'000'000;
   s.image.config.event.start_at_ms = 1'796'000'060'000;
   s.image.config.event.shuffle = true;
-  s.image.config.event.seed[0] = 7;
+  s.image.config.event.nonce[0] = 7;
   s.image.config.event.phase = RoomEvent::Phase::kStarted;
   s.image.config.event.start_seq = 10;
   s.image.config.mode = RoomMode::kRandom;
   s.image.config.page = R"({"title":"Sale"})";
   DrawInfo d;
-  d.seed = s.image.config.event.seed;
+  d.seed = s.image.config.event.nonce;
   d.first_seq = 0;
   d.end_seq = 10;
   d.refs = {0xfedcba9876543210, 1, 0x8000000000000000};

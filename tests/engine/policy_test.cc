@@ -67,7 +67,7 @@ class PolicyTest : public EngineTest {
     c.event.end_at_ms = end_s == 0 ? 0 : now + end_s * 1000;
     c.event.shuffle = shuffle;
     c.event.capacity = capacity;
-    c.event.seed = random_seed();
+    c.event.nonce = random_seed();
     ASSERT_TRUE(engine_->put_room(room, c).is_ok());
   }
   std::vector<std::string> join_n(const std::string& room, int n) {
@@ -194,9 +194,12 @@ TEST_P(PolicyTest, ShuffledPreQueueIsOrderedByTheDrawAndAheadOfLaterJoiners) {
   ASSERT_EQ(c.event.phase, RoomEvent::Phase::kStarted);
   auto draw = engine_->draw("r");
   ASSERT_TRUE(draw.is_ok());
-  // Recompute independently: refs from the ids, ordered by HMAC-SHA256(seed, ref).
+  // The seed shown now is the one committed to when the event was set, and the order follows
+  // from it: refs from the ids, ordered by HMAC-SHA256(seed, ref).
+  EXPECT_EQ(sha256(draw->seed.data(), draw->seed.size()), c.event.seed_sha256);
+  EXPECT_NE(draw->seed, c.event.nonce) << "the seed is not what the records hold";
   std::vector<std::pair<std::string, std::string>> by_mac;  // mac, ref
-  for (const auto& id : pre) by_mac.emplace_back(mac_hex(c.event.seed, ref_of(id)), ref_of(id));
+  for (const auto& id : pre) by_mac.emplace_back(mac_hex(draw->seed, ref_of(id)), ref_of(id));
   std::sort(by_mac.begin(), by_mac.end());
   ASSERT_EQ(draw->refs.size(), pre.size());
   for (size_t k = 0; k < pre.size(); ++k) EXPECT_EQ(ref_hex(draw->refs[k]), by_mac[k].second) << k;
@@ -245,7 +248,7 @@ TEST_P(PolicyTest, PartialPutsDoNotUndoEachOther) {
   settings.parts = RoomConfig::kSettings;
   event.event.prequeue_at_ms = clock_->now_ms() + 10'000;
   event.event.start_at_ms = clock_->now_ms() + 20'000;
-  event.event.seed = random_seed();
+  event.event.nonce = random_seed();
   event.parts = RoomConfig::kEvent;
   ASSERT_TRUE(engine_->put_room("r", page).is_ok());
   ASSERT_TRUE(engine_->put_room("r", settings).is_ok());
@@ -254,7 +257,7 @@ TEST_P(PolicyTest, PartialPutsDoNotUndoEachOther) {
   EXPECT_EQ(now.page, page.page);
   EXPECT_EQ(now.capacity, 5u);
   EXPECT_EQ(now.mode, RoomMode::kQueueAll);
-  EXPECT_EQ(now.event.seed, event.event.seed);
+  EXPECT_EQ(now.event.nonce, event.event.nonce);
   EXPECT_EQ(now.parts, RoomConfig::kAllParts);
   // A new room from a partial put: the defaults and that part.
   RoomConfig fresh;
@@ -307,6 +310,7 @@ TEST(EventRestart, TheSeedAndTheDrawSurviveRestarts) {
     return std::move(e.value());
   };
   Seed seed{};
+  Digest commitment{};
   std::vector<std::string> ids;
   {
     auto e = open();
@@ -315,8 +319,9 @@ TEST(EventRestart, TheSeedAndTheDrawSurviveRestarts) {
     c.event.prequeue_at_ms = clock->now_ms();
     c.event.start_at_ms = clock->now_ms() + 10'000;
     c.event.shuffle = true;
-    c.event.seed = seed = random_seed();
+    c.event.nonce = seed = random_seed();
     ASSERT_TRUE(e->put_room("r", c).is_ok());
+    commitment = e->room_info("r")->config.event.seed_sha256;
     RoomConfig b;  // a mode and a branding persist like any configuration
     b.mode = RoomMode::kQueueAll;
     b.page = R"({"title":"Sale","colors":{"accent":"#ff0066"}})";
@@ -326,7 +331,8 @@ TEST(EventRestart, TheSeedAndTheDrawSurviveRestarts) {
   }
   {
     auto e = open();  // committed, not started
-    EXPECT_EQ(e->room_info("r")->config.event.seed, seed);
+    EXPECT_EQ(e->room_info("r")->config.event.nonce, seed);
+    EXPECT_EQ(e->room_info("r")->config.event.seed_sha256, commitment) << "the same commitment";
     EXPECT_EQ(e->room_info("b")->config.mode, RoomMode::kQueueAll);
     EXPECT_EQ(e->room_info("b")->config.page, R"({"title":"Sale","colors":{"accent":"#ff0066"}})");
     EXPECT_TRUE(e->peek("r", ids[3])->position_hidden);
@@ -344,7 +350,7 @@ TEST(EventRestart, TheSeedAndTheDrawSurviveRestarts) {
     auto e = open();
     ASSERT_TRUE(e->draw("r").is_ok());
     EXPECT_EQ(e->draw("r")->refs, order);
-    EXPECT_EQ(e->draw("r")->seed, seed);
+    EXPECT_EQ(sha256(e->draw("r")->seed.data(), 32), commitment) << "the committed seed";
     for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(e->peek("r", ids[i])->position, positions[i]);
     if (round == 0 || round == 2) {
       ASSERT_TRUE(e->snapshot().is_ok());

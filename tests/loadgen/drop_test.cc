@@ -15,12 +15,14 @@
 namespace anteroom::loadgen {
 namespace {
 
-// docs/fairness.md: the seed 1, 2, ..., 32 and three refs.
+// docs/fairness.md: the seed 1, 2, ..., 32 and three refs, whose set commitment is kRefs.
+constexpr const char* kRefs = "5dfef5d3e8a87df7aa166859c3cad06036ec4f8206ca2a69d5124b18294d674c";
 Draw worked_example() {
   Draw d;
   d.seed = "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20";
   d.seed_sha256 = "ae216c2ef5247a3782c135efa279a3e4cdc61094270f5d2be58c6204b7a612c9";
   d.order = {"1fd431db6127df13", "bd113838e0b4ef74", "3e3f8d483e1a6bd8"};
+  d.refs_sha256 = kRefs;
   return d;
 }
 
@@ -33,6 +35,7 @@ TEST(DrawCheck, TheWorkedExampleOfTheDocsVerifies) {
   EXPECT_EQ(hmac_sha256_hex(seed, "bd113838e0b4ef74").substr(0, 16), "c2aff63dc41ed26d");
   EXPECT_EQ(hmac_sha256_hex(seed, "3e3f8d483e1a6bd8").substr(0, 16), "c2d41bfea43bee5c");
   EXPECT_EQ(verify_draw(d, d.seed_sha256), "");
+  EXPECT_EQ(verify_draw(d, d.seed_sha256, kRefs), "");
 }
 
 TEST(DrawCheck, AnyChangeFails) {
@@ -49,7 +52,17 @@ TEST(DrawCheck, AnyChangeFails) {
   EXPECT_NE(verify_draw(d, good.seed_sha256).find("32 bytes"), std::string::npos);
   d = good;
   d.order[0] = "1FD431DB6127DF13";  // refs are lowercase
-  EXPECT_NE(verify_draw(d, good.seed_sha256).find("not a ref"), std::string::npos);
+  EXPECT_NE(verify_draw(d, good.seed_sha256).find("refs_sha256"), std::string::npos);
+  // A ref added after the start (in HMAC order, with a refs_sha256 of its own to match): the
+  // set committed at the start says it was not there.
+  d = good;
+  d.order.push_back("0000000000000001");
+  std::vector<std::string> sorted = d.order;
+  std::sort(sorted.begin(), sorted.end());
+  std::string text;
+  for (const auto& r : sorted) text += r + "\n";
+  d.refs_sha256 = sha256_hex(text);
+  EXPECT_NE(verify_draw(d, good.seed_sha256, kRefs).find("committed to"), std::string::npos);
 }
 
 TEST(DrawCheck, ParsesThePublishedDraw) {

@@ -121,7 +121,7 @@ TEST(MetricsText, AdmittingIsZeroWhilePausedByHandOrInAPrequeue) {
   c = RoomConfig{};
   c.event.prequeue_at_ms = now;  // the pre-queue is open, the start an hour away
   c.event.start_at_ms = now + 3'600'000;
-  c.event.seed = random_seed();
+  c.event.nonce = random_seed();
   ASSERT_TRUE(e->put_room("prequeue", c).is_ok());
   c.event.prequeue_at_ms = now - 2'000;  // started, and paused while the event runs
   c.event.start_at_ms = now - 1'000;
