@@ -43,6 +43,7 @@ Node::Node(const ClusterOptions& options, EngineOptions engine)
   // put and deleted at once, applied in another order on another node, never exceed it.
   max_rooms_ = engine.max_rooms;
   engine.max_rooms = engine.max_rooms * 2 + 16;
+  if (engine.id_key) codec_.emplace(*engine.id_key);
   replica_ = make_replica_engine(std::move(engine));
   thread_ = std::thread([this] { io_.run(); });
 }
@@ -313,9 +314,21 @@ std::optional<ClusterInfo> Node::cluster_info() const {
   return info;
 }
 
+bool Node::may_be_ahead(std::string_view room, std::string_view ticket) const {
+  if (!codec_) return true;  // ids this node cannot read: ask Redis
+  uint64_t seq = 0;
+  Tag tag{};
+  if (!codec_->decode(ticket, &seq, &tag)) return false;
+  auto info = replica_->room_info(room);
+  if (!info.is_ok()) return true;  // the room itself may be one this copy has not applied
+  const uint64_t claimed = info->counters.joined_total;
+  return seq >= claimed && seq - claimed < kTicketsAhead;
+}
+
 bool Node::when_caught_up(std::string_view room, std::string_view ticket,
                           std::function<void()> done) {
   if (replica_->peek(room, ticket).is_ok() || !valid_room_name(room)) return false;
+  if (!may_be_ahead(room, ticket)) return false;
   post([this, room = std::string(room), done = std::move(done)]() mutable {
     auto it = rooms_.find(room);
     if (!up_ || it == rooms_.end()) return done();
@@ -330,7 +343,8 @@ bool Node::when_caught_up(std::string_view room, std::string_view ticket,
 void Node::with_seq(const std::string& room, const std::string& ticket,
                     std::function<void(Result<TicketDetail>)> then) {
   auto d = replica_->describe(room, ticket);
-  if (d.is_ok() || d.status().code() != Code::kTicketNotFound || !rooms_.contains(room) || !up_) {
+  if (d.is_ok() || d.status().code() != Code::kTicketNotFound || !rooms_.contains(room) || !up_ ||
+      !may_be_ahead(room, ticket)) {
     return then(std::move(d));
   }
   rooms_[room].caught_up.emplace_back(

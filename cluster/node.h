@@ -28,6 +28,7 @@
 #include "cluster/redis_connection.h"
 #include "cluster/redis_router.h"
 #include "engine/replica.h"
+#include "engine/ticket_id.h"
 
 namespace anteroom::cluster {
 
@@ -134,6 +135,12 @@ class Node final : public ClusterEngine {
   template <typename T>
   Result<T> wait(const std::function<void(std::function<void(Result<T>)>)>& start);
   Status unreachable() const;
+  // Whether a ticket this copy does not have may be one it has not applied yet: an id of
+  // this cluster whose seq is past the room's joins so far by less than kTicketsAhead. An
+  // unknown id anyone can make up (a seq this copy already passed, or one no join in flight
+  // could have) is answered 404 from the copy, without a fetch from Redis.
+  bool may_be_ahead(std::string_view room, std::string_view ticket) const;
+  static constexpr uint64_t kTicketsAhead = uint64_t{1} << 20;
   // Finds the ticket's seq (fetching the room once if this copy has not seen it), on the
   // cluster thread.
   void with_seq(const std::string& room, const std::string& ticket,
@@ -169,10 +176,11 @@ class Node final : public ClusterEngine {
 
   ClusterOptions options_;
   std::string name_;
-  size_t max_rooms_ = 0;  // put_room beyond this many rooms is refused
-  std::string origin_;
-  std::string append_sha_;  // SHA1 of the append script    // name_ and a random number of this
-                            // process: whose records are ours
+  size_t max_rooms_ = 0;          // put_room beyond this many rooms is refused
+  std::string origin_;            // name_ and a random number of this process: whose records
+                                  // are ours
+  std::optional<IdCodec> codec_;  // the replica's ids (given id_key), for may_be_ahead
+  std::string append_sha_;        // SHA1 of the append script
   std::shared_ptr<const anteroom::Clock> clock_;
   std::unique_ptr<ReplicaEngine> replica_;
 

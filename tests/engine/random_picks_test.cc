@@ -26,7 +26,8 @@ std::set<uint64_t> picks(std::array<uint64_t, 2> id_key, uint8_t secret) {
   c.mode = RoomMode::kRandom;
   EXPECT_TRUE(e->put_room("r", c).is_ok());
   std::vector<std::string> ids;
-  for (int i = 0; i < 200; ++i) ids.emplace_back(id_view(e->join("r", JoinRequest{}).value().ticket.id));
+  for (int i = 0; i < 200; ++i)
+    ids.emplace_back(id_view(e->join("r", JoinRequest{}).value().ticket.id));
   EXPECT_EQ(e->admit("r", 10).value(), 10u);
   std::set<uint64_t> admitted;
   for (const auto& id : ids) {

@@ -1,0 +1,73 @@
+// A status read of a ticket a node has not seen made it fetch the room from Redis (XRANGE),
+// coalesced, but for ids an attacker picks. Now an id whose seq this copy already passed, or
+// one no join in flight could have, is answered 404 from the copy; only an id just past the
+// copy's last join (a join another node answered) waits for the copy to catch up.
+#include <hiredis/hiredis.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "engine/ticket_id.h"
+#include "tests/cluster/cluster_fixture.h"
+
+namespace anteroom::testing {
+namespace {
+
+// How many XRANGE calls Redis has answered.
+uint64_t xranges(uint16_t port) {
+  redisContext* c = redisConnect("127.0.0.1", port);
+  if (c == nullptr || c->err != 0) return 0;
+  auto* r = static_cast<redisReply*>(redisCommand(c, "INFO commandstats"));
+  uint64_t calls = 0;
+  if (r != nullptr && r->type == REDIS_REPLY_STRING) {
+    const std::string info(r->str, r->len);
+    const size_t at = info.find("cmdstat_xrange:calls=");
+    if (at != std::string::npos) calls = std::stoull(info.substr(at + 21));
+  }
+  if (r != nullptr) freeReplyObject(r);
+  redisFree(c);
+  return calls;
+}
+
+class UnknownTicket : public ClusterTest {};
+
+TEST_F(UnknownTicket, MadeUpIdsAreAnsweredWithoutAskingRedis) {
+  auto& a = add_node("a");
+  auto& b = add_node("b");
+  ASSERT_TRUE(a.put_room("r", config(0, AdmissionMode::kManual)).is_ok());
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(a.join("r", JoinRequest{}).is_ok());
+  settle();
+  const IdCodec codec(*engine_options().id_key);
+  std::vector<std::string> made_up;
+  for (uint64_t seq : {uint64_t{3}, uint64_t{9}, uint64_t{5'000'000}, ~uint64_t{0} >> 28}) {
+    made_up.emplace_back(id_view(codec.encode(seq, random_tag())));  // a seq, a wrong tag
+  }
+  made_up.emplace_back("not-a-ticket-id-at-all-000");
+  // What a settle reads by itself (each node catches up), as the yardstick.
+  const uint64_t x0 = xranges(redis_->port());
+  settle();
+  const uint64_t settle_reads = xranges(redis_->port()) - x0;
+  const uint64_t before = xranges(redis_->port());
+  for (const std::string& id : made_up) {
+    EXPECT_FALSE(b.peek("r", id).is_ok());
+    EXPECT_FALSE(b.when_caught_up("r", id, [] {})) << id << ": it would wait for a fetch";
+  }
+  settle();
+  EXPECT_EQ(xranges(redis_->port()) - before, settle_reads)
+      << "made-up ids made the node read the stream";
+  // An id just past the copy's joins may be one another node answered: that one is fetched.
+  std::atomic<bool> done{false};
+  const std::string next(id_view(codec.encode(10, random_tag())));
+  ASSERT_TRUE(b.when_caught_up("r", next, [&] { done = true; })) << "not fetched";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!done && std::chrono::steady_clock::now() < deadline) {
+    settle();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(done) << "the wait never ended";
+  EXPECT_GT(xranges(redis_->port()), before) << "the id just ahead was fetched";
+}
+
+}  // namespace
+}  // namespace anteroom::testing
