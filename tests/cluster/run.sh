@@ -189,7 +189,7 @@ curl -sf -X PUT -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P2/v1/rooms/seed" 
   -d '{"admission":"auto","capacity":10}' >/dev/null || fail "seed room"
 "$LOADGEN" seed-visit --target "127.0.0.1:$P2,127.0.0.1:$P3" --admin-key "$ADMIN" --room seed \
   --keep-room --out "$work/seed" >"$work/seed.out" 2>&1 || fail "seed 000's visit: $(cat "$work/seed.out")"
-pass "seed 000's WebSocket visit across two nodes"
+pass "seed 000's WebSocket visit across two nodes (the other node's positions settled $(grep -o 'each within [0-9]* ms' "$work/seed.out"))"
 
 # 4b. The loadgen over three nodes; one of them is killed while visitors wait on it.
 node n5; n5=$!
