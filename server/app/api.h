@@ -178,9 +178,16 @@ class Api {
                            const std::vector<std::string_view>& parts) const;
   ApiResponse ws_route(std::string_view room) const;
   ApiResponse gate_route(std::string_view room, std::string_view cookie) const;
-  // The gate's next admission cookie (from `index` on), answered through `respond`;
-  // `old_keys`: the separate key cookies of earlier versions.
-  void gate_try(const std::string& room, std::vector<AdmissionParts> admissions,
+  // A cookie the gate may try (gate.cc): its token and key, the token's claims once
+  // verified, and whether verifying it still costs a signature check.
+  struct GateCandidate {
+    AdmissionParts parts;
+    TokenClaims claims;
+    bool needs_check = false;
+  };
+  // The gate's next candidate (from `index` on), answered through `respond`; `old_keys`:
+  // the separate key cookies of earlier versions.
+  void gate_try(const std::string& room, std::vector<GateCandidate> candidates,
                 const std::vector<std::string>& old_keys, size_t index,
                 const Respond& respond) const;
   // GET a ticket (status or events): answers, or waits until this copy of the room has

@@ -17,10 +17,11 @@ namespace json = boost::json;
 
 namespace {
 
-// The values of every `name` cookie (at most 8) in a Cookie header.
-std::vector<std::string> cookie_values(std::string_view cookies, std::string_view name) {
+// The values of every `name` cookie (at most `most`) in a Cookie header.
+std::vector<std::string> cookie_values(std::string_view cookies, std::string_view name,
+                                       size_t most) {
   std::vector<std::string> out;
-  for (size_t i = 0; i < cookies.size() && out.size() < 8;) {
+  for (size_t i = 0; i < cookies.size() && out.size() < most;) {
     while (i < cookies.size() && (cookies[i] == ' ' || cookies[i] == ';')) ++i;
     size_t end = cookies.find(';', i);
     if (end == std::string_view::npos) end = cookies.size();
@@ -97,38 +98,66 @@ void Api::use_claims(std::string_view room, const TokenClaims& claims,
 
 ApiResponse Api::gate_route(std::string_view room, std::string_view cookies) const {
   const std::string name = "anteroom_" + std::string(room);
-  std::vector<AdmissionParts> admissions;
-  for (const std::string& v : cookie_values(cookies, name))
-    admissions.push_back(split_admission(v));
-  const std::vector<std::string> old_keys = cookie_values(cookies, name + "_key");
+  const std::vector<std::string> old_keys = cookie_values(cookies, name + "_key", 8);
+  const int64_t now_s = now_ms() / 1000;
+  // The cookies that could admit, judged by what they state (no signature checked): not
+  // expired, for this room, carrying the key they are bound to, for a ticket that holds a
+  // slot. Then those whose signature costs nothing to check (HS256; ES256 tokens this server
+  // signed or verified, in its cache), and at most one that needs an ECDSA verification:
+  // whatever the cookies, a request costs one check at most (junk cookies a sibling site
+  // planted cost none, and cannot push the visitor's own out of reach).
+  std::vector<GateCandidate> cheap;
+  std::optional<GateCandidate> costly;
+  for (const std::string& value : cookie_values(cookies, name, 32)) {
+    if (cheap.size() >= 8) break;
+    GateCandidate c{split_admission(value), {}, false};
+    auto said = claims_unchecked(c.parts.token);
+    if (!said || said->expires_at <= now_s || said->room != room) continue;
+    std::vector<std::string> keys = old_keys;
+    if (!c.parts.key.empty()) keys.push_back(c.parts.key);
+    if (!said->key_hash.empty()) {
+      auto want = parse_key_hash(said->key_hash);
+      if (!want || !any_key_hashes_to(keys, *want)) continue;
+    }
+    auto live = engine_.peek(room, said->ticket);
+    if (!live.is_ok() || !holds_slot(live->state)) continue;
+    bool needs_check = false;
+    if (auto verified = tokens_.verify_if_cheap(c.parts.token, room, now_s, &needs_check)) {
+      c.claims = std::move(*verified);
+      cheap.push_back(std::move(c));
+    } else if (needs_check && !costly) {
+      c.needs_check = true;
+      costly = std::move(c);
+    }
+  }
+  if (costly) cheap.push_back(std::move(*costly));
   return answer_when([&](const Respond& respond) {
-    gate_try(std::string(room), std::move(admissions), old_keys, 0, respond);
+    gate_try(std::string(room), std::move(cheap), old_keys, 0, respond);
   });
 }
 
-// Tries the cookies one after another: the first token that still admits wins. A cookie
-// whose signature fails ends the search: signatures cost (ES256: an ECDSA verification each),
-// and a visitor's own cookies are not forged. Cookies refused without a check (expired, for
-// another room, a kid no longer served) and admissions that ended let the next one try.
-void Api::gate_try(const std::string& room, std::vector<AdmissionParts> admissions,
+// Tries the candidates in turn: the first whose admission still holds wins. Only the last may
+// need a signature check; if it fails, so does the request.
+void Api::gate_try(const std::string& room, std::vector<GateCandidate> candidates,
                    const std::vector<std::string>& old_keys, size_t index,
                    const Respond& respond) const {
-  auto none = [&] {
-    respond(error_response(401, "no_admission", "no valid admission for room '" + room + "'"));
-  };
-  std::optional<TokenClaims> claims;
-  for (; index < admissions.size() && !claims; ++index) {
-    TokenError why = TokenError::kMalformed;
-    claims = tokens_.verify(admissions[index].token, room, now_ms() / 1000, &why);
-    if (!claims && why == TokenError::kBadSignature) return none();
+  if (index == candidates.size()) {
+    return respond(
+        error_response(401, "no_admission", "no valid admission for room '" + room + "'"));
   }
-  if (!claims) return none();
+  GateCandidate& c = candidates[index];
+  if (c.needs_check) {
+    auto claims = tokens_.verify(c.parts.token, room, now_ms() / 1000);
+    if (!claims) return gate_try(room, {}, old_keys, 0, respond);
+    c.claims = std::move(*claims);
+  }
   std::vector<std::string> keys = old_keys;
-  if (!admissions[index - 1].key.empty()) keys.insert(keys.begin(), admissions[index - 1].key);
-  use_claims(room, *claims, keys,
-             [this, room, admissions = std::move(admissions), old_keys, keys, index,
+  if (!c.parts.key.empty()) keys.insert(keys.begin(), c.parts.key);
+  const TokenClaims claims = c.claims;
+  use_claims(room, claims, keys,
+             [this, room, candidates = std::move(candidates), old_keys, keys, index,
               respond](const Result<TicketDetail>& used) {
-               if (!used.is_ok()) return gate_try(room, admissions, old_keys, index, respond);
+               if (!used.is_ok()) return gate_try(room, candidates, old_keys, index + 1, respond);
                // The session goes on: a fresh token, valid to the new idle deadline, and the
                // key it is bound to, replace the cookie, so the visitor is never locked out
                // while using the service.

@@ -152,9 +152,7 @@ std::optional<TokenClaims> TokenSigner::verify_signature(std::string_view token,
   return c;
 }
 
-// The claims a token says it has, nothing verified: enough to refuse an expired token, or
-// one for another room, before any signature is checked (a refusal needs no proof).
-std::optional<TokenClaims> unverified_claims(std::string_view token) {
+std::optional<TokenClaims> claims_unchecked(std::string_view token) {
   const size_t dot1 = token.find('.');
   const size_t dot2 = dot1 == std::string_view::npos ? dot1 : token.find('.', dot1 + 1);
   if (dot2 == std::string_view::npos) return std::nullopt;
@@ -163,12 +161,35 @@ std::optional<TokenClaims> unverified_claims(std::string_view token) {
   boost::system::error_code ec;
   json::value p = json::parse(*payload, ec);
   if (ec || !p.is_object()) return std::nullopt;
-  const json::string* r = string_claim(p.as_object(), "room");
-  auto exp = number_claim(p.as_object(), "exp");
-  if (r == nullptr || !exp) return std::nullopt;
+  const json::object& o = p.as_object();
+  const json::string* sub = string_claim(o, "sub");
+  const json::string* r = string_claim(o, "room");
+  auto exp = number_claim(o, "exp");
+  if (sub == nullptr || r == nullptr || !exp) return std::nullopt;
   TokenClaims c;
+  c.ticket = std::string(*sub);
   c.room = std::string(*r);
   c.expires_at = *exp;
+  if (const json::value* cnf = o.if_contains("cnf"); cnf != nullptr && cnf->is_object()) {
+    if (const json::value* kh = cnf->as_object().if_contains("kh");
+        kh != nullptr && kh->is_string())
+      c.key_hash = std::string(kh->as_string());
+  }
+  return c;
+}
+
+std::optional<TokenClaims> TokenSigner::verify_if_cheap(std::string_view token,
+                                                        std::string_view room, int64_t now_s,
+                                                        bool* needs_check) const {
+  *needs_check = false;
+  if (!caches_) return verify(token, room, now_s);  // HS256: an HMAC is cheap
+  const TokenDigest digest = token_digest(token);
+  std::optional<TokenClaims> c = caches_->verified(digest);
+  if (!c) {
+    *needs_check = !caches_->refused(digest);
+    return std::nullopt;
+  }
+  if (c->expires_at <= now_s || c->room != room) return std::nullopt;
   return c;
 }
 
@@ -185,7 +206,7 @@ std::optional<TokenClaims> TokenSigner::verify(std::string_view token, std::stri
     if (!c) {
       // A token whose signature failed once fails again: forged cookies replayed cost a hash.
       if (auto no = caches_->refused(digest)) return fail(*no);
-      if (auto said = unverified_claims(token)) {
+      if (auto said = claims_unchecked(token)) {
         if (said->expires_at <= now_s) return fail(TokenError::kExpired);
         if (said->room != room) return fail(TokenError::kWrongRoom);
       }

@@ -78,6 +78,10 @@ class TokenSigner {
   // HS256 signature is compared in constant time.
   std::optional<TokenClaims> verify(std::string_view token, std::string_view room, int64_t now_s,
                                     TokenError* why = nullptr) const;
+  // verify() when it costs no signature check (HS256, or an ES256 token in the verified
+  // cache); else nullopt, with *needs_check true unless the token is a cached refusal.
+  std::optional<TokenClaims> verify_if_cheap(std::string_view token, std::string_view room,
+                                             int64_t now_s, bool* needs_check) const;
 
  private:
   // The claims of a token whose header and signature are good; nothing else checked.
@@ -95,6 +99,12 @@ class TokenSigner {
   std::unique_ptr<std::atomic<uint64_t>> signature_checks_ =
       std::make_unique<std::atomic<uint64_t>>(0);
 };
+
+// The claims a token states (sub, room, exp, cnf.kh), nothing verified: enough to refuse
+// one that could not admit anyway (expired, another room, a key the request lacks, a ticket
+// gone) before any signature is checked. A refusal needs no proof; nothing else may rest on
+// these.
+std::optional<TokenClaims> claims_unchecked(std::string_view token);
 
 // The signer --token-alg asks for: HS256 under `secret`, or ES256 with the key in
 // `key_file` (or DATA_DIR/token-key.pem, created once) and, while rotating, `previous_file`.
