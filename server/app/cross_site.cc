@@ -13,21 +13,47 @@ bool same_text(std::string_view a, std::string_view b) {
          });
 }
 
-// The host of "host[:port]" or "[v6]:port", without the port.
-std::string_view host_part(std::string_view authority) {
-  if (authority.starts_with('[')) {
-    const size_t close = authority.find(']');
-    return close == std::string_view::npos ? authority : authority.substr(0, close + 1);
-  }
-  return authority.substr(0, authority.find(':'));
+// A host and port as an origin or a Host header names them: the host lowercased, the port
+// given or the scheme's default ("" when neither tells).
+struct Authority {
+  std::string host;
+  std::string port;
+  bool operator==(const Authority&) const = default;
+};
+
+std::string default_port(std::string_view scheme) {
+  if (same_text(scheme, "https")) return "443";
+  if (same_text(scheme, "http")) return "80";
+  return "";
 }
 
-// The authority of "scheme://authority[/...]"; empty if it is not such a URL.
-std::string_view authority_of(std::string_view url) {
+// "host[:port]" or "[v6][:port]", the port defaulting to `default_port`.
+Authority authority(std::string_view a, const std::string& fallback_port) {
+  Authority out;
+  std::string_view host = a, port;
+  if (a.starts_with('[')) {
+    const size_t close = a.find(']');
+    host = a.substr(0, close == std::string_view::npos ? a.size() : close + 1);
+    if (close != std::string_view::npos && close + 1 < a.size() && a[close + 1] == ':') {
+      port = a.substr(close + 2);
+    }
+  } else if (const size_t colon = a.rfind(':'); colon != std::string_view::npos) {
+    host = a.substr(0, colon);
+    port = a.substr(colon + 1);
+  }
+  for (char c : host) out.host += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  out.port = port.empty() ? fallback_port : std::string(port);
+  return out;
+}
+
+// The scheme and authority of "scheme://authority[/...]"; false if it is not such a URL.
+bool split_url(std::string_view url, std::string_view* scheme, std::string_view* rest) {
   const size_t sep = url.find("://");
-  if (sep == std::string_view::npos || sep == 0) return {};
-  std::string_view rest = url.substr(sep + 3);
-  return rest.substr(0, rest.find_first_of("/?#"));
+  if (sep == std::string_view::npos || sep == 0) return false;
+  *scheme = url.substr(0, sep);
+  *rest = url.substr(sep + 3);
+  *rest = rest->substr(0, rest->find_first_of("/?#"));
+  return !rest->empty();
 }
 
 }  // namespace
@@ -38,16 +64,26 @@ bool from_another_site(const SiteHeaders& h, std::string_view public_url,
     return std::any_of(allow_origins.begin(), allow_origins.end(),
                        [&](const std::string& o) { return same_text(o, h.origin); });
   };
-  if (!h.sec_fetch_site.empty()) {
-    if (same_text(h.sec_fetch_site, "cross-site")) return !allowed();
-    return false;  // same-origin, same-site, none (typed in, bookmarked)
+  if (same_text(h.sec_fetch_site, "same-origin") || same_text(h.sec_fetch_site, "none")) {
+    return false;  // this very origin, or a typed URL or bookmark
   }
-  if (h.origin.empty()) return false;  // not a browser's cross-origin request
+  if (same_text(h.sec_fetch_site, "cross-site")) return !allowed();
+  // "same-site" (a sibling subdomain, another port) and browsers that send no Sec-Fetch-Site
+  // (plain HTTP to another host): the Origin decides.
+  if (h.origin.empty()) return !h.sec_fetch_site.empty();  // a browser's write names its origin
   if (allowed()) return false;
-  const std::string_view origin_host = host_part(authority_of(h.origin));
-  if (origin_host.empty()) return true;  // "null", or not a URL
-  for (std::string_view here : {h.host, h.forwarded_host, authority_of(public_url)}) {
-    if (!here.empty() && same_text(host_part(here), origin_host)) return false;
+  std::string_view scheme, rest;
+  if (!split_url(h.origin, &scheme, &rest)) return true;  // "null" (a sandboxed page), junk
+  const Authority origin = authority(rest, default_port(scheme));
+  // With --public-url, this site is that one alone: a Host header can be anything (a page
+  // on a rebound DNS name sends its own).
+  std::string_view public_scheme, public_rest;
+  if (split_url(public_url, &public_scheme, &public_rest)) {
+    return !same_text(public_scheme, scheme) ||
+           !(authority(public_rest, default_port(public_scheme)) == origin);
+  }
+  for (std::string_view here : {h.host, h.forwarded_host}) {
+    if (!here.empty() && authority(here, default_port(scheme)) == origin) return false;
   }
   return true;
 }

@@ -4,15 +4,16 @@
 // taking names). Clients that send neither Origin nor Sec-Fetch-Site (curl, services) are not
 // browsers and pass.
 //
-//   Sec-Fetch-Site: cross-site        another site, unless Origin is an --allow-origin
-//   Sec-Fetch-Site: same-origin, same-site, none    this site
-//   no Sec-Fetch-Site, Origin given   (browsers send no Sec-Fetch-* over plain HTTP to other
-//                                     hosts) this site if Origin's host is the Host the
-//                                     request was made to (X-Forwarded-Host from a trusted
-//                                     proxy), --public-url's host, or an --allow-origin;
-//                                     "null" (a sandboxed or privacy-redirected page) is not
+//   Sec-Fetch-Site: same-origin, none   this site (none: a typed URL, a bookmark)
+//   Sec-Fetch-Site: cross-site          another site, unless Origin is an --allow-origin
+//   Sec-Fetch-Site: same-site, or none sent (plain HTTP to another host): the Origin decides.
+//       It must be an --allow-origin, or name this site exactly (scheme, host and port):
+//       --public-url when it is set (a Host header proves nothing: a rebound DNS name sends its
+//       own), else the Host the request was made to or a trusted proxy's X-Forwarded-Host.
+//       A sibling subdomain or another port is another site here; "null" (a sandboxed page) is
+//       one too.
 //
-// Hosts compare case-insensitively without their port (a site ignores ports).
+// Hosts compare case-insensitively; a port left out is its scheme's default.
 //
 // Thread safety: pure functions.
 #pragma once

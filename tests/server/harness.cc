@@ -137,7 +137,9 @@ Reply HttpClient::request(const std::string& method, const std::string& target,
                           const std::string& body,
                           const std::map<std::string, std::string>& headers) {
   http::request<http::string_body> req(http::string_to_verb(method), target, 11);
-  req.set(http::field::host, "127.0.0.1");
+  // As a browser names it: host and port (the cross-site check compares it with Origin).
+  req.set(http::field::host,
+          "127.0.0.1:" + std::to_string(stream_.socket().remote_endpoint().port()));
   for (auto& [k, v] : headers) req.set(k, v);
   req.body() = body;
   req.prepare_payload();
