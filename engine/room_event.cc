@@ -116,13 +116,14 @@ std::array<uint8_t, 32> Room::seed_of(const RoomEvent& e) const {
 }
 
 uint64_t Room::pick_number(uint64_t a, uint64_t b) const {
-  std::array<uint8_t, 16> message{};
-  for (int i = 0; i < 8; ++i) {
-    message[i] = static_cast<uint8_t>(a >> (8 * i));
-    message[8 + i] = static_cast<uint8_t>(b >> (8 * i));
+  // The room and its time origin are in the message: rooms of the same shape, or a room made
+  // again under its old name, pick differently (every replica knows both alike).
+  std::string message = name_;
+  message += '\0';
+  for (uint64_t v : {static_cast<uint64_t>(epoch_ms_), a, b}) {
+    for (int i = 0; i < 8; ++i) message += static_cast<char>(v >> (8 * i));
   }
-  const Digest d = hmac_sha256(env_.pick_key.data(), env_.pick_key.size(),
-                               {reinterpret_cast<const char*>(message.data()), message.size()});
+  const Digest d = hmac_sha256(env_.pick_key.data(), env_.pick_key.size(), message);
   uint64_t v = 0;
   for (int i = 0; i < 8; ++i) v = (v << 8) | d[i];
   return v;
