@@ -331,9 +331,12 @@ bool Node::when_caught_up(std::string_view room, std::string_view ticket,
   if (!may_be_ahead(room, ticket)) return false;
   post([this, room = std::string(room), done = std::move(done)]() mutable {
     auto it = rooms_.find(room);
-    if (!up_ || it == rooms_.end()) return done();
+    if (!up_ || it == rooms_.end() || it->second.caught_up.size() >= kMaxCaughtUpWaiters) {
+      return done();
+    }
+    // No fetch of its own: the join's record rings the bell, and the room is read at least
+    // once a second anyway; a read of an id nobody joined with costs Redis nothing.
     it->second.caught_up.push_back(std::move(done));
-    fetch(room);
   });
   return true;
 }
@@ -347,9 +350,11 @@ void Node::with_seq(const std::string& room, const std::string& ticket,
       !may_be_ahead(room, ticket)) {
     return then(std::move(d));
   }
-  rooms_[room].caught_up.emplace_back(
+  Room& r = rooms_[room];
+  if (r.caught_up.size() >= kMaxCaughtUpWaiters) return then(std::move(d));
+  // As when_caught_up: the next read of the room (the bell, or the periodic one) answers it.
+  r.caught_up.emplace_back(
       [this, room, ticket, then = std::move(then)] { then(replica_->describe(room, ticket)); });
-  fetch(room);
 }
 
 void Node::join_async(std::string_view room, const JoinRequest& request, Then<JoinResult> then) {

@@ -141,6 +141,8 @@ class Node final : public ClusterEngine {
   // could have) is answered 404 from the copy, without a fetch from Redis.
   bool may_be_ahead(std::string_view room, std::string_view ticket) const;
   static constexpr uint64_t kTicketsAhead = uint64_t{1} << 20;
+  // Reads waiting for one room to catch up, at most; more are answered from the copy.
+  static constexpr size_t kMaxCaughtUpWaiters = 4096;
   // Finds the ticket's seq (fetching the room once if this copy has not seen it), on the
   // cluster thread.
   void with_seq(const std::string& room, const std::string& ticket,

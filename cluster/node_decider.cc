@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "cluster/lua_scripts.h"
 #include "cluster/node.h"
 
 namespace anteroom::cluster {
@@ -18,24 +19,11 @@ std::string room_snap_key(std::string_view room);
 namespace {
 
 // Takes the lease if nobody holds it, renews it if this node does.
-constexpr const char* kLease = R"lua(
-local v = redis.call('GET', KEYS[1])
-if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
-if v then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
-)lua";
+const std::string_view kLease = lua_script("cluster/lua/lease.lua");
 
 // Stores a snapshot only for the lease holder, and only one newer than the stored one (its
 // record number is kept beside it).
-constexpr const char* kSnapshot = R"lua(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local stored = tonumber(redis.call('GET', KEYS[3]) or '0')
-if stored >= tonumber(ARGV[2]) then return 0 end
-redis.call('SET', KEYS[2], ARGV[3])
-redis.call('SET', KEYS[3], ARGV[2])
-return 1
-)lua";
+const std::string_view kSnapshot = lua_script("cluster/lua/snapshot.lua");
 
 constexpr const char* kNodes = "anteroom:nodes";
 constexpr int64_t kForgetNodeMs = 60'000;  // a node silent this long leaves the report
@@ -108,18 +96,18 @@ void Node::refresh_rooms(std::function<void()> loaded) {
 
 void Node::renew_lease(const std::string& room) {
   const auto sent = Steady::now();
-  cmd_->command(
-      {"EVAL", kLease, "1", room_owner_key(room), name_, std::to_string(options_.lease_ms)},
-      [this, room, sent, cmd = cmd_](const RedisReply& reply) {
-        if (cmd != cmd_) return;
-        Room& r = rooms_[room];
-        if (!reply.is_error() && reply.integer == 1) {
-          // Counted from when the request left, less a second for clocks that drift.
-          r.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
-        } else {
-          r.lease_until = {};
-        }
-      });
+  cmd_->command({"EVAL", std::string(kLease), "1", room_owner_key(room), name_,
+                 std::to_string(options_.lease_ms)},
+                [this, room, sent, cmd = cmd_](const RedisReply& reply) {
+                  if (cmd != cmd_) return;
+                  Room& r = rooms_[room];
+                  if (!reply.is_error() && reply.integer == 1) {
+                    // Counted from when the request left, less a second for clocks that drift.
+                    r.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
+                  } else {
+                    r.lease_until = {};
+                  }
+                });
 }
 
 // The decider's turn: what is due now, as one record, the next only after this one applied.
@@ -152,7 +140,7 @@ void Node::store_snapshot(const std::string& room) {
   Snapshot s{r.last_n, r.last_id, std::move(img).value()};
   r.snapshotting = true;
   r.last_snapshot = now;
-  cmd_->command({"EVAL", kSnapshot, "3", room_owner_key(room), room_snap_key(room),
+  cmd_->command({"EVAL", std::string(kSnapshot), "3", room_owner_key(room), room_snap_key(room),
                  room_snap_key(room) + "n", name_, std::to_string(s.records), encode_snapshot(s)},
                 [this, room, n = s.records, id = s.stream_id, cmd = cmd_](const RedisReply& reply) {
                   if (cmd != cmd_) return;
@@ -345,16 +333,16 @@ void Node::settle() {
       if (!up_ || !replica_->room_info(room).is_ok()) continue;
       ++*left;
       const auto sent = Steady::now();
-      cmd_->command(
-          {"EVAL", kLease, "1", room_owner_key(room), name_, std::to_string(options_.lease_ms)},
-          [this, name = room, one, sent, cmd = cmd_](const RedisReply& reply) {
-            if (cmd != cmd_) return one();
-            Room& rr = rooms_[name];
-            if (!reply.is_error() && reply.integer == 1) {
-              rr.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
-            }
-            one();
-          });
+      cmd_->command({"EVAL", std::string(kLease), "1", room_owner_key(room), name_,
+                     std::to_string(options_.lease_ms)},
+                    [this, name = room, one, sent, cmd = cmd_](const RedisReply& reply) {
+                      if (cmd != cmd_) return one();
+                      Room& rr = rooms_[name];
+                      if (!reply.is_error() && reply.integer == 1) {
+                        rr.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
+                      }
+                      one();
+                    });
     }
     one();
   });

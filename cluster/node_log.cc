@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cluster/lua_scripts.h"
 #include "cluster/node.h"
 
 namespace anteroom::cluster {
@@ -21,15 +22,7 @@ std::string snap_key(std::string_view room) { return "anteroom:{" + std::string(
 
 // Appends one record: numbers it (the room's counter), adds it to the stream and rings the
 // bell. With an owner (a decider's record), only while that node still holds the lease.
-constexpr const char* kAppend = R"lua(
-if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[2] then
-  return redis.error_reply('NOTOWNER the lease is held by another node')
-end
-local n = redis.call('INCR', KEYS[1])
-local id = redis.call('XADD', KEYS[2], '*', 'n', n, 'r', ARGV[1])
-redis.call('PUBLISH', 'anteroom:bell', ARGV[3] .. ' ' .. ARGV[4])
-return {id, n}
-)lua";
+const std::string_view kAppend = lua_script("cluster/lua/append.lua");
 
 constexpr size_t kMaxOpsPerRecord = 4096;
 constexpr const char* kFetchCount = "1000";
@@ -132,14 +125,14 @@ void Node::append(const std::string& room, std::vector<Op> ops, std::vector<Done
 // sends SCRIPT LOAD first on every connection it opens, so every append after it finds it.
 void Node::load_scripts() {
   unsigned char digest[SHA_DIGEST_LENGTH];
-  SHA1(reinterpret_cast<const unsigned char*>(kAppend), std::strlen(kAppend), digest);
+  SHA1(reinterpret_cast<const unsigned char*>(kAppend.data()), kAppend.size(), digest);
   static const char* hex = "0123456789abcdef";
   append_sha_.clear();
   for (unsigned char b : digest) {
     append_sha_ += hex[b >> 4];
     append_sha_ += hex[b & 15];
   }
-  cmd_->on_each_connection = {{"SCRIPT", "LOAD", kAppend}};
+  cmd_->on_each_connection = {{"SCRIPT", "LOAD", std::string(kAppend)}};
 }
 
 void Node::fail_batch(uint64_t batch, const Status& why) {

@@ -327,9 +327,13 @@ ApiResponse Api::draw_route(const ApiRequest& req, std::string_view room) const 
   }
   auto [body, etag] = draw_body(room, d.value());
   ApiResponse res;
-  // A started event's draw never changes: a cache (a CDN in front) keeps it and answers the
-  // crowd that checks it at the start.
-  res.headers.emplace_back("Cache-Control", "public, max-age=31536000, immutable");
+  // A started event's draw never changes: under the event's own URL (?commitment=, as its
+  // link gives it) a cache (a CDN in front) keeps it for good and answers the crowd that
+  // checks it at the start. The bare URL names whichever event the room has now, so a cache
+  // must ask again each time (the ETag makes that a 304).
+  const bool own_url = target.find("commitment=") != std::string_view::npos;
+  res.headers.emplace_back("Cache-Control",
+                           own_url ? "public, max-age=31536000, immutable" : "public, no-cache");
   res.headers.emplace_back("ETag", etag);
   if (etag_matches(req.if_none_match, etag)) {
     res.status = 304;

@@ -107,8 +107,12 @@ try {
     null, { timeout: 5000 }).catch(() => fail("no numeric position after the start"));
   await page.waitForSelector("#drawn", { state: "visible", timeout: 5000 })
     .catch(() => fail("the draw link is not shown after the start"));
+  // The event's own link (its commitment in it: a URL a cache may keep for good).
+  await page.waitForFunction(() => (document.getElementById("draw-link").getAttribute("href") || "")
+    .includes("?commitment="), null, { timeout: 5000 })
+    .catch(async () => fail("draw link: " + await page.getAttribute("#draw-link", "href")));
   const href = await page.getAttribute("#draw-link", "href");
-  if (href !== "/v1/rooms/drop/event/draw") fail("draw link: " + href);
+  if (!/^\/v1\/rooms\/drop\/event\/draw\?commitment=[0-9a-f]{64}$/.test(href)) fail("draw link: " + href);
   const draw = await (await fetch(base + href)).json();
   if (!Array.isArray(draw.order) || !draw.order.includes(ref)) fail("the page's ref is not in the draw: " + JSON.stringify(draw));
   if (!/^[0-9a-f]{64}$/.test(draw.seed_sha256 || "")) fail("no seed commitment in the draw");

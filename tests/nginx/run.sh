@@ -73,7 +73,7 @@ page=$(curl -s -i "http://127.0.0.1:$N/shop/?from=ad&x=1")
 grep -q "^HTTP/1.1 200" <<<"$page" || fail "no waiting page: $(head -1 <<<"$page")"
 grep -q 'id="position"' <<<"$page" || fail "the answer is not the waiting page"
 grep -q "ORIGIN OK" <<<"$page" && fail "the origin was reached without admission"
-grep -q 'RETURN_TO = "/shop/?from=ad&x=1"' <<<"$page" || fail "the page does not know where to return"
+grep -qF '"returnTo":"/shop/?from=ad&x=1"' <<<"$page" || fail "the page does not know where to return"
 pass "a visitor without admission gets the waiting page, not the origin"
 
 join=$(curl -s -X POST "http://127.0.0.1:$N/v1/rooms/demo/tickets" -d '{"user":"visitor-1","key":"visitor-1-key"}')

@@ -273,21 +273,21 @@ TEST_F(HttpApi, WaitPageSpeaksKoreanOrEnglishAndNeverRedirectsOffSite) {
   EXPECT_EQ(en.status, 200u);
   EXPECT_NE(en.header("content-type").find("text/html"), std::string::npos);
   EXPECT_NE(en.body.find("Your place in line"), std::string::npos);
-  EXPECT_NE(en.body.find(R"(RETURN_TO = "/shop?item=1")"), std::string::npos);
+  EXPECT_NE(en.body.find(R"("returnTo":"/shop?item=1")"), std::string::npos);
   Reply ko =
       client_->request("GET", "/wait/r", "", {{"Accept-Language", "ko-KR,ko;q=0.9,en;q=0.8"}});
   EXPECT_NE(ko.body.find("나의 대기 순번"), std::string::npos);
   for (const char* evil : {"https%3A%2F%2Fevil.example", "%2F%2Fevil.example", "%2F%5Cevil.example",
                            "javascript%3Aalert(1)"}) {
     Reply r = client_->request("GET", std::string("/wait/r?return=") + evil);
-    EXPECT_NE(r.body.find(R"(RETURN_TO = "/")"), std::string::npos) << evil;
+    EXPECT_NE(r.body.find(R"("returnTo":"/")"), std::string::npos) << evil;
   }
   Reply in_place =
       client_->request("GET", "/wait/r", "", {{"X-Anteroom-Return", "/tickets?show=7&seat=2"}});
-  EXPECT_NE(in_place.body.find(R"(RETURN_TO = "/tickets?show=7&seat=2")"), std::string::npos);
+  EXPECT_NE(in_place.body.find(R"("returnTo":"/tickets?show=7&seat=2")"), std::string::npos);
   Reply evil_header =
       client_->request("GET", "/wait/r", "", {{"X-Anteroom-Return", "//evil.example"}});
-  EXPECT_NE(evil_header.body.find(R"(RETURN_TO = "/")"), std::string::npos);
+  EXPECT_NE(evil_header.body.find(R"("returnTo":"/")"), std::string::npos);
   Reply script = client_->request("GET", "/wait/r?return=%2F%3C%2Fscript%3E");
   EXPECT_EQ(script.body.find("</script>\""), std::string::npos);
 }

@@ -25,7 +25,7 @@ TEST(WaitPage, ReturnUrlStaysOnThisSite) {
 // filled in again, breaking the page's script. Now what is put in is never rescanned.
 TEST(WaitPage, AReturnAddressIsNeverTakenForAPlaceholder) {
   ApiResponse page = wait_page("shop", "return=%2F%25STRINGS%25%25ROOM%25", "en");
-  EXPECT_NE(page.body.find(R"(RETURN_TO = "/%STRINGS%%ROOM%")"), std::string::npos);
+  EXPECT_NE(page.body.find(R"("returnTo":"/%STRINGS%%ROOM%")"), std::string::npos);
   EXPECT_EQ(page.body.find("%STRINGS%\""), std::string::npos);
 }
 

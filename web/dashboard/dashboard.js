@@ -1,55 +1,6 @@
-// The dashboard's script, plain JavaScript with no library: the login, the one stream
-// (fetch, so that the key goes in a header, never in a URL), the room table, the SVG charts,
-// the controls and the room editor. Data is written with textContent only.
-#include "server/app/dashboard_script.h"
-
-namespace anteroom {
-
-const std::string_view kDashboardScript = R"JS('use strict';
-const STRINGS = {
-  en: {dashboard:'dashboard', keyLabel:'Admin key', login:'Log in', logout:'Log out',
-    wrongKey:'That key was refused.', cannotReach:'Cannot reach the server.', live:'live',
-    reconnecting:'reconnecting…', room:'Room', mode:'Mode', waiting:'Waiting', active:'Active',
-    joinsPerS:'Joins/s', admissionsPerS:'Admissions/s', expiriesPerS:'Expiries/s',
-    etaLast:'Last in line', event:'Event', noRooms:'No rooms yet: make one with the editor below.',
-    newRoom:'New room', chartLine:'Line, last 15 min', chartRates:'Per second',
-    chartExpiries:'Expiries per second', allowed_unused:'not used', session_idle:'idle',
-    abandoned:'abandoned', controls:'Controls', admitN:'Admit how many', admit:'Admit',
-    pause:'Pause (queue all)', resume:'Resume', capacity:'Capacity (0 = no limit)',
-    rate:'Admissions per second (0 = no cap)', save:'Save', clear:'Clear the line',
-    prequeueAt:'Pre-queue from', startAt:'Start', endAt:'End (optional)', shuffle:'Draw at the start',
-    saveEvent:'Save event', deleteEvent:'Delete event', draw:'The draw', editor:'Room editor',
-    roomName:'Room', saveRoom:'Save room', rooms:'rooms', totalWaiting:'waiting',
-    totalActive:'active', capacityOf:'capacity', unknown:'unknown', none:'none',
-    admitted:'Admitted {n}.', saved:'Saved.', cleared:'Cleared {n} tickets.',
-    confirmDeleteEvent:'Delete the event of room "{room}"? Its draw commitment goes with it.',
-    confirmClear:'Clear every ticket of room "{room}"? Everyone waiting and admitted loses their place.',
-    paused:'Paused: everyone queues, nobody is admitted.', resumed:'Resumed ({mode}).',
-    eventSaved:'Event saved.', eventDeleted:'Event deleted.', badJson:'The editor does not hold a JSON object.',
-    phase:'phase', noEvent:'No event scheduled.', joined:'joined', admittedTotal:'admitted',
-    seconds:'s', minutes:'min', hours:'h'},
-  ko: {dashboard:'대시보드', keyLabel:'관리자 키', login:'로그인', logout:'로그아웃',
-    wrongKey:'키가 거부되었습니다.', cannotReach:'서버에 연결할 수 없습니다.', live:'실시간',
-    reconnecting:'다시 연결 중…', room:'방', mode:'모드', waiting:'대기', active:'입장',
-    joinsPerS:'초당 합류', admissionsPerS:'초당 입장', expiriesPerS:'초당 만료',
-    etaLast:'마지막 대기자', event:'이벤트', noRooms:'방이 없습니다. 아래 편집기로 만드세요.',
-    newRoom:'새 방', chartLine:'대기열, 최근 15분', chartRates:'초당',
-    chartExpiries:'초당 만료', allowed_unused:'미사용', session_idle:'유휴',
-    abandoned:'이탈', controls:'제어', admitN:'입장시킬 인원', admit:'입장',
-    pause:'일시 정지 (모두 대기)', resume:'재개', capacity:'정원 (0 = 제한 없음)',
-    rate:'초당 입장 (0 = 제한 없음)', save:'저장', clear:'대기열 비우기',
-    prequeueAt:'사전 대기 시작', startAt:'시작', endAt:'종료 (선택)', shuffle:'시작 시 추첨',
-    saveEvent:'이벤트 저장', deleteEvent:'이벤트 삭제', draw:'추첨 결과', editor:'방 편집기',
-    roomName:'방', saveRoom:'방 저장', rooms:'방', totalWaiting:'대기',
-    totalActive:'입장', capacityOf:'정원', unknown:'알 수 없음', none:'없음',
-    admitted:'{n}명 입장시켰습니다.', saved:'저장했습니다.', cleared:'티켓 {n}개를 비웠습니다.',
-    confirmDeleteEvent:'"{room}" 방의 이벤트를 삭제할까요? 추첨 약속(시드 해시)도 함께 사라집니다.',
-    confirmClear:'"{room}" 방의 모든 티켓을 비울까요? 대기 중인 사람과 입장한 사람 모두 자리를 잃습니다.',
-    paused:'일시 정지: 모두 대기하고 아무도 입장하지 않습니다.', resumed:'재개했습니다 ({mode}).',
-    eventSaved:'이벤트를 저장했습니다.', eventDeleted:'이벤트를 삭제했습니다.', badJson:'편집기 내용이 JSON 객체가 아닙니다.',
-    phase:'단계', noEvent:'예정된 이벤트가 없습니다.', joined:'합류', admittedTotal:'입장',
-    seconds:'초', minutes:'분', hours:'시간'}
-};
+'use strict';
+// The strings of each language (web/i18n/dashboard/*.json), in the JSON block the page carries.
+const STRINGS = JSON.parse(document.getElementById("anteroom-strings").textContent);
 const SETTINGS = ['capacity', 'admission', 'admit_per_second', 'allowed_ttl_seconds',
   'session_ttl_seconds', 'heartbeat_timeout_seconds', 'max_waiting', 'trust_user', 'mode',
   'ip_joins_per_minute', 'pow_difficulty'];
@@ -94,7 +45,7 @@ async function call(method, path, body) {
   const res = await fetch(path, opts);
   const text = await res.text();
   let data = null;
-  try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
+  try { data = text ? JSON.parse(text) : null; } catch { data = null; }
   if (res.status === 401) { logout(t('wrongKey')); throw new Error(t('wrongKey')); }
   if (!res.ok) throw new Error((data && data.error && data.error.message) || ('HTTP ' + res.status));
   return data;
@@ -107,7 +58,7 @@ async function login(key) {
   let res;
   try {
     res = await fetch('/v1/rooms', {headers: {Authorization: 'Bearer ' + key}, cache: 'no-store'});
-  } catch (e) { $('login-error').textContent = t('cannotReach'); return; }
+  } catch { $('login-error').textContent = t('cannotReach'); return; }
   if (res.status === 401) { $('login-error').textContent = t('wrongKey'); return; }
   if (!res.ok) { $('login-error').textContent = 'HTTP ' + res.status; return; }
   state.key = key;
@@ -159,7 +110,7 @@ async function openStream() {
         buf = buf.slice(end + 2);
       }
     }
-  } catch (e) {
+  } catch {
     if (ctl.signal.aborted) return;
   }
   if (state.abort !== ctl || !state.key) return;
@@ -461,7 +412,7 @@ function wire() {
   });
   control($('f-editor'), async () => {
     let body;
-    try { body = JSON.parse($('ed-body').value); } catch (e) { throw new Error(t('badJson')); }
+    try { body = JSON.parse($('ed-body').value); } catch { throw new Error(t('badJson')); }
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw new Error(t('badJson'));
     const name = $('ed-name').value;
     await call('PUT', roomPath(name), body);
@@ -473,6 +424,3 @@ function wire() {
 wire();
 translate();
 if (state.key) { show(true); openStream(); } else { show(false); }
-)JS";
-
-}  // namespace anteroom

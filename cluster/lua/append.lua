@@ -1,0 +1,9 @@
+-- Appends one record: numbers it (the room's counter), adds it to the stream and rings the
+-- bell. With an owner (a decider's record), only while that node still holds the lease.
+if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[2] then
+  return redis.error_reply('NOTOWNER the lease is held by another node')
+end
+local n = redis.call('INCR', KEYS[1])
+local id = redis.call('XADD', KEYS[2], '*', 'n', n, 'r', ARGV[1])
+redis.call('PUBLISH', 'anteroom:bell', ARGV[3] .. ' ' .. ARGV[4])
+return {id, n}
