@@ -55,7 +55,8 @@ Status store_config_flags(const ConfigFile& file, const po::options_description&
     }
     const bool repeatable = option->semantic()->is_composing();
     if (negative_for_unsigned(*option, e.value)) {
-      return bad(file.where(e.line) + "\"" + e.value + "\" is not a valid value for " + e.key);
+      return bad(file.where(e.line) + "\"" + shown_value(e.key, e.value, d) +
+                 "\" is not a valid value for " + e.key);
     }
     if (auto first = seen.find(e.key); first != seen.end() && !repeatable) {
       return bad(file.where(e.line) + e.key + " is set twice (first on line " +
@@ -69,11 +70,25 @@ Status store_config_flags(const ConfigFile& file, const po::options_description&
     try {
       po::store(one, overridden ? scratch : *vm);
     } catch (const po::error&) {  // its what() may loop on '%' (see options.cc describe())
-      return bad(file.where(e.line) + "\"" + e.value + "\" is not a valid value for " + e.key);
+      return bad(file.where(e.line) + "\"" + shown_value(e.key, e.value, d) +
+                 "\" is not a valid value for " + e.key);
     }
     if (!overridden) used->emplace(e.key, std::make_pair(e.line, e.value));
   }
   return Status::ok();
+}
+
+bool value_may_be_shown(std::string_view flag, const po::options_description& d) {
+  for (std::string_view secret :
+       {"admin-key", "token-secret", "user-secret", "metrics-key", "verify-key", "cluster"}) {
+    if (flag == secret) return false;
+  }
+  return d.find_nothrow(std::string(flag), false) != nullptr;
+}
+
+std::string shown_value(std::string_view flag, const std::string& value,
+                        const po::options_description& d) {
+  return value_may_be_shown(flag, d) ? value : "(hidden)";
 }
 
 Status attribute(const Status& st, const ConfigFile& file, const FileFlags& used) {

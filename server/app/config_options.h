@@ -20,6 +20,16 @@ using FileFlags = std::multimap<std::string, std::pair<unsigned, std::string>>;
 bool negative_for_unsigned(const boost::program_options::option_description& option,
                            const std::string& value);
 
+// Whether an error may show the value given for `flag` (a name without dashes): never for a
+// credential or what may hold one (admin-key, token-secret, user-secret, metrics-key,
+// verify-key, cluster: a redis:// URL carries a password), nor for a flag nobody defines
+// (a misspelt credential's value is as secret). An error shows "(hidden)" instead.
+bool value_may_be_shown(std::string_view flag,
+                        const boost::program_options::options_description& d);
+// `value` if it may be shown for `flag`, else "(hidden)".
+std::string shown_value(std::string_view flag, const std::string& value,
+                        const boost::program_options::options_description& d);
+
 // Stores the file's flags into *vm, except those the command line or the environment set
 // (checked all the same). Unknown keys, keys given twice and values that do not read are
 // kInvalidArgument "FILE:LINE: ...". *used gets every flag taken from the file.

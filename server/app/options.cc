@@ -187,15 +187,30 @@ std::string flag_of_variable(const std::string& env) {
 // Boost's what() fills the %placeholders% of its message with the flag and the value as
 // typed, and loops for ever, growing the message, when what it fills in holds a placeholder
 // itself (`--x%canonical_option%`; found by fuzz/options_fuzz.cc). Where a flag or an
-// ANTEROOM_* variable holds a '%', the error is told without what().
-std::string describe(const po::error_with_option_name& e, int argc, char** argv) {
+// ANTEROOM_* variable holds a '%', the error is told without what(). What it fills in may
+// also be a credential (`--admin-ky=SECRET`, a misspelling; a bad --cluster URL with its
+// password), and errors end up in logs: an unknown flag is named without its value, and a
+// credential's value is never shown (value_may_be_shown, config_options.h).
+std::string describe(const po::error_with_option_name& e, const po::options_description& d,
+                     int argc, char** argv) {
+  std::string name = e.get_option_name();
+  name = name.substr(0, name.find('='));
+  if (dynamic_cast<const po::unknown_option*>(&e) != nullptr) {
+    return "unrecognised option '" + name + "'";
+  }
+  const size_t dashes = name.find_first_not_of('-');
+  const std::string flag = dashes == std::string::npos ? name : name.substr(dashes);
+  if (dynamic_cast<const po::invalid_option_value*>(&e) != nullptr &&
+      !value_may_be_shown(flag, d)) {
+    return "the value given for " + name + " is not valid";
+  }
   bool percent = false;
   for (int i = 1; i < argc; ++i) percent = percent || std::strchr(argv[i], '%') != nullptr;
   for (char** v = environ; v != nullptr && *v != nullptr; ++v) {
     percent = percent || (std::strncmp(*v, "ANTEROOM_", 9) == 0 && std::strchr(*v, '%') != nullptr);
   }
   if (!percent) return e.what();
-  return "the flag " + e.get_option_name() + " or its value is not valid";
+  return "the flag " + name + " or its value is not valid";
 }
 
 // The cluster's flags and the room defaults (--room-*): the second half of --help.
@@ -344,7 +359,7 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
     }
     po::notify(vm);
   } catch (const po::error_with_option_name& e) {
-    return Status(Code::kInvalidArgument, describe(e, argc, argv));
+    return Status(Code::kInvalidArgument, describe(e, d, argc, argv));
   } catch (const po::error& e) {
     return Status(Code::kInvalidArgument, e.what());
   }

@@ -143,6 +143,28 @@ TEST_F(ConfigFileTest, BadValueNamesFileAndLine) {
             at(1) + "--verify-key is 10 bytes; it must be at least 16");
 }
 
+// The second review's finding: an error echoed what was typed, so a misspelt credential
+// flag (`--admin-ky=SECRET`) or a credential that did not read put the secret in the log.
+// Now an unknown flag is named without its value, and a credential's value is never shown.
+TEST_F(ConfigFileTest, ErrorsNeverShowACredential) {
+  const std::string secret = "s3cr3t-Value-0123456789";
+  for (const std::vector<std::string>& flags :
+       std::vector<std::vector<std::string>>{{"--admin-ky=" + secret},
+                                             {"--redis-password=" + secret},
+                                             {"--cluster=redis://:" + secret + "@"}}) {
+    const std::string why = error("", flags);
+    EXPECT_FALSE(why.empty()) << flags[0];
+    EXPECT_EQ(why.find(secret), std::string::npos) << why;
+  }
+  EXPECT_EQ(error("", {"--admin-ky=" + secret}), "unrecognised option '--admin-ky'");
+  // A flag that is not a credential still shows what did not read.
+  EXPECT_NE(error("", {"--threads=many"}).find("many"), std::string::npos);
+  // In the file: an unknown key is named alone, a credential's value hidden.
+  EXPECT_EQ(error("admin-ky = " + secret + "\n"), at(1) + "unknown key \"admin-ky\"");
+  const std::string file_why = error("redis-wait = " + secret + "\n");
+  EXPECT_NE(file_why.find(secret), std::string::npos) << "redis-wait is no credential";
+}
+
 TEST_F(ConfigFileTest, ByteOrderMarkAndShortNames) {
   auto o = parse("\xEF\xBB\xBFthreads = 3\n");
   ASSERT_TRUE(o.is_ok()) << o.status().message();
