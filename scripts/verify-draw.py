@@ -4,16 +4,17 @@
   - the seed is the one committed to when the event was set (--commitment: the seed_sha256
     GET .../event showed before the start);
   - the set of refs drawn is the one committed to at the start (--refs-commitment: the
-    refs_sha256 GET .../event showed from the start; without it, the draw's own refs_sha256
-    is checked against its order, which proves nothing the server could not redo);
+    refs_sha256 GET .../event showed from the start; without it the set is not verified, and
+    neither is the draw: a server could have added or dropped refs and hashed the result);
   - the order is the refs sorted by HMAC-SHA256(seed, ref);
   - with --ref, your own ref is in it (your place is printed).
 
   scripts/verify-draw.py URL-or-FILE --commitment HEX [--refs-commitment HEX] [--ref MY_REF]
 
 URL-or-FILE is GET /v1/rooms/{room}/event/draw (or a saved copy). Exit 0 when every check
-holds; without --commitment the draw is never called verified (a seed matching its own hash
-proves nothing: anyone can pick a seed after the fact).
+holds. Without --commitment, or without --refs-commitment, the draw is never called
+verified (a seed or a set matching its own hash proves nothing: either can be picked after
+the fact); without the latter alone it says "order verified, set NOT verified" and exits 2.
 """
 import argparse
 import hashlib
@@ -64,9 +65,6 @@ def main():
     if a.refs_commitment:
         if a.refs_commitment.lower() != actual_refs:
             fail("the refs drawn are not the set committed to at the start")
-    else:
-        print("note: no --refs-commitment given; the set of refs is checked only against the "
-              "draw itself")
     mac = lambda ref: hmac.new(seed, ref.encode("ascii"), hashlib.sha256).hexdigest()
     if sorted(order, key=mac) != order:
         fail("the order is not by HMAC-SHA256(seed, ref)")
@@ -75,8 +73,15 @@ def main():
             print(f"your place in the draw: {order.index(a.ref) + 1} of {len(order)}")
         else:
             fail("your ref is not in this draw")
-    print("draw verified" if ok else "draw NOT verified")
-    return 0 if ok else 1
+    if not ok:
+        print("draw NOT verified")
+        return 1
+    if not a.refs_commitment:
+        print("order verified, set NOT verified: give --refs-commitment, the refs_sha256 you "
+              "saw at the start (the draw's own refs_sha256 proves nothing)")
+        return 2
+    print("draw verified")
+    return 0
 
 
 if __name__ == "__main__":

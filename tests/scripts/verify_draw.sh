@@ -70,4 +70,10 @@ expect_refused "a ref added after the start" "$work/added.json" --commitment "$c
   --refs-commitment "$set_commitment"
 expect_refused "another seed" "$work/draw.json" --commitment "$(printf '0%.0s' {1..64})" \
   --refs-commitment "$set_commitment"
-pass "refused: no commitment, a ref added after the start (order and hash redone), another seed"
+# Without the set's commitment the order may be right, but the draw is not verified: the
+# added ref above passes every other check.
+if out=$(python3 "$CHECK" "$work/added.json" --commitment "$commitment"); then
+  fail "without --refs-commitment: verified anyway: $out"
+fi
+grep -q "order verified, set NOT verified" <<<"$out" || fail "without --refs-commitment: $out"
+pass "refused: no commitment, a ref added after the start (order and hash redone), another seed, no set commitment"
