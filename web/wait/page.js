@@ -114,7 +114,11 @@ function show(s) {
   if ((s.status === "ALLOWED" || s.status === "ACTIVE") && s.token) {
     done = true;
     callVisitor();
+    document.title = T.turnTitle;
+    $("notify").hidden = true;  // nothing left to be told of
     $("position").textContent = "✓";
+    $("ahead").textContent = "0";
+    $("eta").textContent = "-";
     $("progress").style.width = "100%";
     if (bouncedBack()) {  // the service keeps sending us here: say so instead of looping
       $("message").textContent = T.bounced;
@@ -129,7 +133,10 @@ function show(s) {
       .finally(() => setTimeout(() => location.replace(RETURN_TO), 300));
     return;
   }
+  $("notify").hidden = true;
   $("position").textContent = "-";
+  $("ahead").textContent = "-";
+  $("eta").textContent = "-";
   $("message").textContent = T.ended;
   $("retry").hidden = false;
 }
