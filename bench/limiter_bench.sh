@@ -3,7 +3,8 @@
 # throughput over HTTP in a room with ip_joins_per_minute on and one with it off, in one run,
 # rounds interleaved, each join from one of 100,000 distinct client addresses (wrk sends them
 # in X-Forwarded-For; the server trusts the loopback proxy). The limit is set high enough
-# that nobody is refused: what is measured is the counting. Writes results/security.md.
+# that nobody is refused: what is measured is the counting. Rewrites the head of
+# results/security.md (up to its next section, which it keeps).
 # usage: bench/limiter_bench.sh [ANTEROOM_BINARY] [SECONDS_PER_ROUND] [ROUNDS]  (needs wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,9 +69,15 @@ L = ["# Abuse resistance: measurements", "",
 for room in ("off", "on"):
     rs = rows[room]
     L.append(f"| {room} | {' / '.join(f'{r[0]:,.0f}' for r in rs)} | {statistics.median(r[0] for r in rs):,.0f} | {rs[-1][1]} / {rs[-1][2]} | {sum(r[3] for r in rs)} |")
-L += ["", "Memory: the sketch is two tables of 2^22 32-bit counters in 64-byte blocks (32 MiB), made the first "
-      "time a room limits joins, whatever the number of addresses (server/app/join_limiter.h "
-      "gives its error)."]
-open(out, "w").write("\n".join(L) + "\n")
+L += ["", "Memory: the sketch is six tables (five 15-second buckets and the next) of 2^20 32-bit "
+      "counters in 64-byte blocks (24 MiB), made the first time a room limits joins, whatever "
+      "the number of addresses (server/app/join_limiter.h)."]
+try:
+    old = open(out).read()
+except FileNotFoundError:
+    old = ""
+head = old.find("## The per-address join limit")
+rest = old.find("\n## ", head + 1) if head >= 0 else -1
+open(out, "w").write("\n".join(L) + "\n" + (old[rest:] if rest >= 0 else ""))
 print("\n".join(L))
 PY
