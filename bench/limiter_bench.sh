@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The per-address join limit's cost (SPEC section 9, server/app/join_limiter.h): join
+# The per-address join limit's cost (server/app/join_limiter.h): join
 # throughput over HTTP in a room with ip_joins_per_minute on and one with it off, in one run,
 # rounds interleaved, each join from one of 100,000 distinct client addresses (wrk sends them
 # in X-Forwarded-For; the server trusts the loopback proxy). The limit is set high enough

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ES256 against HS256 admission tokens (SPEC section 9, docs/security.md), in one run:
+# ES256 against HS256 admission tokens (docs/security.md), in one run:
 #  - joins to admission over HTTP: two servers started back to back, one signing HS256, one
 #    ES256, each with a room that admits every join at once (so every join answer carries a
 #    freshly signed token); wrk joins, rounds interleaved HS256 then ES256, ratio per pair;

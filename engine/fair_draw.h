@@ -1,4 +1,4 @@
-// The provably fair draw of SPEC section 8: public ticket refs, the seed's commitment, and the
+// The provably fair draw (docs/fairness.md): public ticket refs, the seed's commitment, and the
 // order a seed gives a set of refs. docs/fairness.md shows how anyone checks a draw.
 //
 //   ref(ticket)   = lowercase hex of the first 8 bytes of SHA-256(ticket id)

@@ -39,7 +39,7 @@ const char* reason_name(EndReason r);  // "allowed_unused", "session_idle", ...
 
 enum class AdmissionMode : uint8_t { kAuto = 0, kManual = 1 };
 
-// How a room lets people in (SPEC section 8; docs/policies.md).
+// How a room lets people in (docs/policies.md).
 enum class RoomMode : uint8_t {
   kFifo = 0,         // in join order (section 2)
   kRandom = 1,       // each admission picks uniformly among the waiting; no positions
@@ -51,7 +51,7 @@ const char* mode_name(RoomMode m);  // "fifo", "random", ...
 // The mode named `name`; false if there is none.
 bool parse_mode(std::string_view name, RoomMode* out);
 
-// A room's scheduled event (SPEC section 8). Times are Unix milliseconds (wall clock).
+// A room's scheduled event. Times are Unix milliseconds (wall clock).
 struct RoomEvent {
   // Where the event is: set by the room as its times pass (not by the operator).
   enum class Phase : uint8_t { kScheduled = 0, kPrequeue = 1, kStarted = 2, kEnded = 3 };
@@ -101,10 +101,10 @@ struct RoomConfig {
   // A join naming a user who holds a live ticket gets that ticket without proof (names are
   // authenticated upstream). Off: only the same visitor gets it back (the server checks).
   bool trust_user = false;
-  // Joins from one client address per minute (SPEC section 9); 0 = no limit. The server
+  // Joins from one client address per minute; 0 = no limit. The server
   // counts (it knows addresses); in a cluster each node counts the joins it takes.
   uint32_t ip_joins_per_minute = 0;
-  // Proof of work before a join (SPEC section 9): leading zero bits, 0 = off, 1-32, or
+  // Proof of work before a join: leading zero bits, 0 = off, 1-32, or
   // kPowAuto (the server sets it from the join rate). The server checks it.
   static constexpr uint8_t kPowAuto = 255;
   uint8_t pow_difficulty = 0;

@@ -1,4 +1,4 @@
-// Room: modes and the scheduled event (SPEC section 8, docs/policies.md). Owner side unless
+// Room: modes and the scheduled event (docs/policies.md). Owner side unless
 // said otherwise: the event's phases, the draw, random picks, the settings an event
 // overrides, and the wait estimate's pace.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The client's side of the proof of work before a join (SPEC section 9, docs/security.md):
+// The client's side of the proof of work before a join (docs/security.md):
 // find a nonce n, 1-64 characters of [A-Za-z0-9._-], such that SHA-256 of the ASCII bytes
 // challenge ":" n starts with at least `difficulty` zero bits. Hashed with OpenSSL (an EVP
 // context reused, with SHA-256 fetched once: four times the speed of the one-shot SHA256(),

@@ -1,4 +1,4 @@
-// --access-log (SPEC section 10, docs/server.md "Access log"): one JSON line per request.
+// --access-log (docs/server.md "Access log"): one JSON line per request.
 //
 // A request costs a record handed to a lock-free queue (moodycamel::ConcurrentQueue); a
 // thread of the log's own formats the lines and writes them in batches. Records waiting

@@ -48,7 +48,7 @@ struct ApiRequest {
   std::string_view forwarded_host;  // X-Forwarded-Host, set only when the peer is trusted
   std::string_view body;
   // The client's address as bytes (4 for IPv4, the /64 of IPv6): the peer, or behind a trusted
-  // proxy the rightmost X-Forwarded-For address not itself trusted (SPEC section 9). Empty
+  // proxy the rightmost X-Forwarded-For address not itself trusted. Empty
   // when unknown (tests that call the Api directly).
   std::string_view client;
   // The server is down to its operator reserve: answer only health, readiness, metrics, the
@@ -109,7 +109,7 @@ class Api {
     std::string challenge;
     std::string nonce;
   };
-  // Why a join is refused before it reaches the room (SPEC section 9), or nullopt: a named
+  // Why a join is refused before it reaches the room, or nullopt: a named
   // user without that user's user_token where --user-secret vouches for names (403
   // user_token_required), the proof of work the room asks for (403 pow_required /
   // pow_invalid), then the joins per address (429 rate_limited). A refused join is not counted

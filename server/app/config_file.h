@@ -1,4 +1,4 @@
-// The --config file (SPEC section 10, docs/server.md "Config file"): lines of
+// The --config file (docs/server.md "Config file"): lines of
 // `name = value` and `[room NAME]` sections, each kept with its line number so that every
 // error about it names the file and the line. What the names mean is options.cc's business
 // (flags) and declared_rooms.cc's (room settings); this only reads the lines.

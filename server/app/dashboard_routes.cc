@@ -1,4 +1,4 @@
-// Api: the operator's dashboard (SPEC section 10, docs/dashboard.md): its page, the one
+// Api: the operator's dashboard (docs/dashboard.md): its page, the one
 // stream each open dashboard reads, and a room's last 15 minutes.
 #include "server/app/api.h"
 #include "server/app/dashboard_feed.h"

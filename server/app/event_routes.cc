@@ -1,5 +1,5 @@
 // Api: a room's scheduled event (PUT, GET, DELETE /v1/rooms/{room}/event) and its draw
-// (GET /v1/rooms/{room}/event/draw), SPEC section 8 and docs/policies.md.
+// (GET /v1/rooms/{room}/event/draw); docs/policies.md.
 #include <time.h>
 
 #include <boost/json.hpp>

@@ -1,4 +1,4 @@
-// Proof of work before a join (room field pow_difficulty, SPEC section 9, docs/security.md).
+// Proof of work before a join (room field pow_difficulty, docs/security.md).
 //
 // A challenge is stateless: "<expiry>.<difficulty>.<nonce>.<mac>", where expiry is Unix
 // seconds, nonce 12 random bytes and mac the first 16 bytes of HMAC-SHA256(key, room "\n"

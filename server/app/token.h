@@ -40,7 +40,7 @@ struct TokenClaims {
   std::string ticket;
   std::string room;
   std::string user;  // empty: not in the token
-  // A bound admission (SPEC section 9): hex SHA-256 of the client's key, claim
+  // A bound admission: hex SHA-256 of the client's key, claim
   // "cnf": {"kh": ...}; empty: not bound.
   std::string key_hash;
   int64_t issued_at = 0;

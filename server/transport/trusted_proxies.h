@@ -22,7 +22,7 @@ class TrustedProxies {
   // `cidrs` were checked by parse_options.
   explicit TrustedProxies(const std::vector<std::string>& cidrs);
   bool contains(const net::ip::address& a) const;
-  // The client's address as bytes (4 for IPv4; for IPv6 the 8 of its /64; SPEC section 9): `peer`,
+  // The client's address as bytes (4 for IPv4; for IPv6 the 8 of its /64): `peer`,
   // or, when `peer` is trusted, the rightmost address of `forwarded` (X-Forwarded-For, every header
   // joined by commas) that is not itself trusted. An entry that does not parse ends the walk: the
   // last trusted hop stands for the client.

@@ -1,4 +1,4 @@
-// Room modes, the scheduled event, the fair draw and no-show compensation (SPEC section 8),
+// Room modes, the scheduled event, the fair draw and no-show compensation,
 // against the sharded engine, the persistent engine and two cluster nodes, with a manual
 // clock. Event times are the manual clock's milliseconds (wall_minus_engine_ms = 0).
 #include <openssl/evp.h>

@@ -1,4 +1,4 @@
-// The event routes over real HTTP (SPEC section 8): PUT, GET and DELETE .../event, its
+// The event routes over real HTTP: PUT, GET and DELETE .../event, its
 // draw, modes by PUT, and bad input answered 400 naming the field with nothing changed. The
 // engine runs on a manual clock, so the start comes when the test says.
 #include <openssl/evp.h>
