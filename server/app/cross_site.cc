@@ -60,9 +60,17 @@ bool split_url(std::string_view url, std::string_view* scheme, std::string_view*
 
 bool from_another_site(const SiteHeaders& h, std::string_view public_url,
                        const std::vector<std::string>& allow_origins) {
+  // An --allow-origin matches as an origin: scheme, host and port, a default port written
+  // out or not (browsers leave it out of Origin).
   const auto allowed = [&] {
-    return std::any_of(allow_origins.begin(), allow_origins.end(),
-                       [&](const std::string& o) { return same_text(o, h.origin); });
+    std::string_view scheme, rest;
+    if (!split_url(h.origin, &scheme, &rest)) return false;
+    const Authority origin = authority(rest, default_port(scheme));
+    return std::any_of(allow_origins.begin(), allow_origins.end(), [&](const std::string& o) {
+      std::string_view s, r;
+      return split_url(o, &s, &r) && same_text(s, scheme) &&
+             authority(r, default_port(s)) == origin;
+    });
   };
   if (same_text(h.sec_fetch_site, "same-origin") || same_text(h.sec_fetch_site, "none")) {
     return false;  // this very origin, or a typed URL or bookmark
@@ -74,6 +82,8 @@ bool from_another_site(const SiteHeaders& h, std::string_view public_url,
   if (allowed()) return false;
   std::string_view scheme, rest;
   if (!split_url(h.origin, &scheme, &rest)) return true;  // "null" (a sandboxed page), junk
+  if (!same_text(scheme, "http") && !same_text(scheme, "https")) return true;
+  if (rest.size() != h.origin.size() - scheme.size() - 3) return true;  // a path: not an origin
   const Authority origin = authority(rest, default_port(scheme));
   // With --public-url, this site is that one alone: a Host header can be anything (a page
   // on a rebound DNS name sends its own).

@@ -252,6 +252,7 @@ ApiResponse Api::event_route(const ApiRequest& req, std::string_view room) const
     }
     ApiResponse res;
     res.body = json::serialize(o);
+    res.headers.emplace_back("Cache-Control", "no-cache");  // its phase moves on
     return res;
   }
   // PUT and DELETE: the operator's.
@@ -300,6 +301,17 @@ ApiResponse Api::event_route(const ApiRequest& req, std::string_view room) const
   });
 }
 
+namespace {
+
+// A draw asked for before it exists: a cache in front must not keep the 404 (anyone can ask
+// before the start, the commitment being public) and serve it once the draw is there.
+ApiResponse not_yet(ApiResponse r) {
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
+}
+
+}  // namespace
+
 ApiResponse Api::draw_route(const ApiRequest& req, std::string_view room) const {
   auto info = engine_.room_info(room);
   if (!info.is_ok()) return engine_error(info.status());
@@ -311,18 +323,21 @@ ApiResponse Api::draw_route(const ApiRequest& req, std::string_view room) const 
   if (!d.is_ok() || !draw_of(d.value(), e)) {
     std::lock_guard lock(draw_cache_mu_);
     draw_cache_.erase(std::string(room));
-    return error_response(404, "not_drawn", "the room's event has not drawn yet");
+    return not_yet(error_response(404, "not_drawn", "the room's event has not drawn yet"));
   }
   // ?commitment= (the event's link carries it) names the event whose draw is asked for: a
   // CDN keeps each event's draw under its own URL.
   const std::string_view target = req.target;
   const size_t q = target.find('?');
   if (q != std::string_view::npos) {
-    const auto want = query_param(target.substr(q + 1), "commitment");
+    auto want = query_param(target.substr(q + 1), "commitment");
     const Digest commit = sha256(d->seed.data(), d->seed.size());
+    if (want) {
+      for (char& ch : *want) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
     if (want && *want != to_hex(commit.data(), commit.size())) {
-      return error_response(404, "not_drawn",
-                            "this room's event with that commitment has not drawn");
+      return not_yet(
+          error_response(404, "not_drawn", "this room's event with that commitment has not drawn"));
     }
   }
   auto [body, etag] = draw_body(room, d.value());

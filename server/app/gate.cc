@@ -9,6 +9,7 @@
 // token alone (as status and verify hand it out) still opens nothing for a bound ticket.
 // The separate anteroom_{room}_key cookie of earlier versions is still read.
 #include <boost/json.hpp>
+#include <cstdint>
 
 #include "server/app/api.h"
 
@@ -104,11 +105,14 @@ ApiResponse Api::gate_route(std::string_view room, std::string_view cookies) con
   // expired, for this room, carrying the key they are bound to, for a ticket that holds a
   // slot. Then those whose signature costs nothing to check (HS256; ES256 tokens this server
   // signed or verified, in its cache), and at most one that needs an ECDSA verification:
-  // whatever the cookies, a request costs one check at most (junk cookies a sibling site
-  // planted cost none, and cannot push the visitor's own out of reach).
+  // whatever the cookies, a request costs one check at most. Junk cookies a sibling site
+  // planted cost none and are passed over (every cookie of the name is read: the header
+  // limit bounds them), so they cannot push the visitor's own out of reach; a planted
+  // forgery that states a live ticket and carries its key can take the one check (it is
+  // remembered, so each costs the visitor one refused request: docs/security.md).
   std::vector<GateCandidate> cheap;
   std::optional<GateCandidate> costly;
-  for (const std::string& value : cookie_values(cookies, name, 32)) {
+  for (const std::string& value : cookie_values(cookies, name, SIZE_MAX)) {
     if (cheap.size() >= 8) break;
     GateCandidate c{split_admission(value), {}, false};
     auto said = claims_unchecked(c.parts.token);

@@ -112,6 +112,23 @@ TEST_F(CrossSite, AllowedOriginsAndATrustedProxysHost) {
             403u);
 }
 
+// The third review's findings: an --allow-origin written with its default port never
+// matched (browsers leave it out of Origin), and without --public-url an Origin of another
+// scheme, or with a path, passed when its host matched.
+TEST_F(CrossSite, OriginsCompareAsOrigins) {
+  start({"https://shop.example:443"});
+  EXPECT_EQ(join({{"Origin", "https://shop.example"}, {"Sec-Fetch-Site", "cross-site"}}).status,
+            201u)
+      << "443 is https's default";
+  EXPECT_EQ(join({{"Origin", "http://shop.example"}, {"Sec-Fetch-Site", "cross-site"}}).status,
+            403u)
+      << "another scheme";
+  const std::string port = std::to_string(server_->port());
+  EXPECT_EQ(join({{"Origin", "ftp://127.0.0.1:" + port}}).status, 403u);
+  EXPECT_EQ(join({{"Origin", "http://127.0.0.1:" + port + "/evil"}}).status, 403u);
+  EXPECT_EQ(join({{"Origin", "http://127.0.0.1:" + port}}).status, 201u);
+}
+
 TEST_F(CrossSite, AnUntrustedPeersForwardedHostIsIgnored) {
   start();
   EXPECT_EQ(join({{"Origin", "http://evil.example"}, {"X-Forwarded-Host", "evil.example"}}).status,

@@ -161,6 +161,12 @@ TEST_F(EventApi, TheDrawIsCacheableForGood) {
   server_->engine().run_shard(0);
   for (int i = 0; i < 3; ++i)
     ASSERT_EQ(client_->request("POST", "/v1/rooms/r/tickets").status, 201u);
+  // Asked before the start (the commitment is public): a cache must not keep the 404.
+  const std::string early_commitment(json::parse(put.body).at("seed_sha256").as_string());
+  Reply early = client_->request("GET", "/v1/rooms/r/event/draw?commitment=" + early_commitment);
+  EXPECT_EQ(early.status, 404u);
+  EXPECT_EQ(early.header("cache-control"), "no-store");
+  EXPECT_EQ(client_->request("GET", "/v1/rooms/r/event").header("cache-control"), "no-cache");
   clock_->advance_s(61);
   server_->engine().run_shard(0);
   const std::string link(get("/v1/rooms/r/event").at("draw").as_string());
@@ -184,6 +190,11 @@ TEST_F(EventApi, TheDrawIsCacheableForGood) {
   Reply wrong =
       client_->request("GET", "/v1/rooms/r/event/draw?commitment=" + std::string(64, '0'));
   EXPECT_EQ(wrong.status, 404u) << wrong.body;
+  EXPECT_EQ(wrong.header("cache-control"), "no-store");
+  std::string upper = commitment;
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  EXPECT_EQ(client_->request("GET", "/v1/rooms/r/event/draw?commitment=" + upper).status, 200u)
+      << "hex in either case";
 }
 
 // A mode switch reaches open streams at once: the waiting visitor's place disappears into

@@ -130,5 +130,15 @@ TEST_F(GateSignatures, AnExpiredCookieBeforeAGoodOneIsPassedOver) {
   EXPECT_EQ(gate("anteroom_r=" + forged(10, unix_now_s() - 10) + "; anteroom_r=" + good), 204u);
 }
 
+// The third review's finding: the gate read 32 cookies of the name, so 40 junk ones planted
+// before the visitor's own (a sibling subdomain can) locked the visitor out.
+TEST_F(GateSignatures, JunkCookiesNeverHideTheVisitorsOwn) {
+  std::string cookies;
+  for (int i = 0; i < 40; ++i) cookies += "anteroom_r=junk" + std::to_string(i) + "; ";
+  const uint64_t before = checks();
+  EXPECT_EQ(gate(cookies + "anteroom_r=" + genuine(join())), 204u);
+  EXPECT_EQ(checks() - before, 1u);
+}
+
 }  // namespace
 }  // namespace anteroom::testing
