@@ -19,6 +19,8 @@ function translate() {
   document.documentElement.lang = state.lang;
   for (const el of document.querySelectorAll('[data-t]')) el.textContent = t(el.dataset.t);
   $('lang').textContent = state.lang === 'ko' ? 'English' : '한국어';
+  const c = $('conn');  // the connection's state, in the new language
+  if (c.className === 'on' || c.className === 'off') connected(c.className === 'on');
   if (state.rooms.size) render();
 }
 function say(text, bad) {
@@ -187,7 +189,7 @@ function render() {
   $('empty').hidden = state.rooms.size !== 0;
   const sum = $('summary');
   sum.replaceChildren();
-  for (const [n, label] of [[state.rooms.size, t('rooms')], [waiting, t('totalWaiting')], [active, t('totalActive')]]) {
+  for (const [n, label] of [[state.rooms.size, t(state.rooms.size === 1 ? 'oneRoom' : 'rooms')], [waiting, t('totalWaiting')], [active, t('totalActive')]]) {
     const span = document.createElement('span');
     const b = document.createElement('b');
     b.textContent = num(n);

@@ -115,6 +115,7 @@ function show(s) {
     done = true;
     callVisitor();
     document.title = T.turnTitle;
+    $("title").textContent = T.turnTitle;
     $("notify").hidden = true;  // nothing left to be told of
     $("position").textContent = "✓";
     $("ahead").textContent = "0";
