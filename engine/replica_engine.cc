@@ -85,7 +85,9 @@ Applied ShardedEngine::apply(std::string_view room, int64_t at_ms, const Op& op)
   epoch::Guard pinned;
   Room* r = registry_.find(room);
   if (r == nullptr) return failed(no_room(room));
-  return apply_to(*r, at_ms, op);
+  Applied out = apply_to(*r, at_ms, op);
+  shards_[r->shard()]->wake(*r);
+  return out;
 }
 
 std::vector<Op> ShardedEngine::decide(std::string_view room, int64_t now_ms, bool sweep) {
@@ -134,6 +136,8 @@ Status ShardedEngine::load_image(std::string_view room, const RoomImage& image) 
   for (auto& p : shard.rooms) {
     if (p.get() != old) continue;
     registry_.replace(old, fresh.get());
+    shard.unlist(old);
+    shard.list(fresh.get());
     epoch::retire(p.release());  // readers inside the old room finish there
     p = std::move(fresh);
     break;

@@ -103,8 +103,17 @@ class Room {
   // The next join gets `next_seq`, or the seq after the last ticket if that is higher.
   Status restore(const std::vector<RestoredTicket>& tickets, uint64_t next_seq = 0);
   // Sweeps for expiries (when `sweep_interval_ms` has passed since the last sweep), admits
-  // what auto mode allows, publishes the admission rate, emits hints.
-  void run(int64_t sweep_interval_ms);
+  // what auto mode allows, publishes the admission rate, emits hints. Returns true when the
+  // room may sleep: nothing can come due in it until a write (a join, a config, a record)
+  // wakes it, because it has no live ticket, no event, no admission in the rate's window,
+  // and a sweep has run since it became so.
+  bool run(int64_t sweep_interval_ms);
+
+  // The shard's scheduling of this room's passes (sharded_engine_impl.h): true while the
+  // room is in the shard's run list or on its way there; `unlisted` once it left the shard
+  // (guarded by the shard's wake_mu).
+  std::atomic<bool> scheduled{true};
+  bool unlisted = false;
   uint64_t admit(uint64_t count);
   uint64_t clear();
 
@@ -344,6 +353,7 @@ class Room {
   void take_tokens(uint64_t admitted);
   int64_t tokens_at_ms_ = 0;
   int64_t last_sweep_ms_;
+  int64_t idle_since_ms_ = -1;  // run(): since when nothing could come due; -1: not idle
   RateWindow rate_window_;
   HoldWindow holds_;
   uint64_t random_picks_ = 0;  // random mode: picks so far (the deterministic draw's counter)

@@ -368,26 +368,32 @@ void Room::emit_changes() {
   }
 }
 
-void Room::run(int64_t sweep_interval_ms) {
-  if (env_.replica) {  // nothing decided by the clock: tidy up and refresh the rate
-    with_owner([&] {
-      prune_holders();
-      publish_rate(env_.clock.now_ms());
-      return 0;
-    });
-    return;
-  }
-  with_owner([&] {
+bool Room::run(int64_t sweep_interval_ms) {
+  return with_owner([&] {
     const int64_t now_ms = env_.clock.now_ms();
-    advance_event(now_ms);
-    if (now_ms - last_sweep_ms_ >= sweep_interval_ms) {
-      drain_inbox();  // a ticket that left is not expired as well
-      sweep();
-      last_sweep_ms_ = now_ms;
+    if (env_.replica) {  // nothing decided by the clock: tidy up and refresh the rate
+      prune_holders();
+      publish_rate(now_ms);
+    } else {
+      advance_event(now_ms);
+      if (now_ms - last_sweep_ms_ >= sweep_interval_ms) {
+        drain_inbox();  // a ticket that left is not expired as well
+        sweep();
+        last_sweep_ms_ = now_ms;
+      }
+      pass();
+      publish_rate(now_ms);
     }
-    pass();
-    publish_rate(now_ms);
-    return 0;
+    const bool idle = in_use_.load(std::memory_order_relaxed) == 0 && line_.waiting() == 0 &&
+                      rate_.load(std::memory_order_relaxed) == 0 && !base_.event.exists();
+    if (!idle) {
+      idle_since_ms_ = -1;
+      return false;
+    }
+    if (idle_since_ms_ < 0) idle_since_ms_ = now_ms;
+    // A replica sweeps nothing; the owner sleeps once a sweep has seen the room idle (what
+    // left meanwhile is drained, ended memory given back).
+    return env_.replica || last_sweep_ms_ > idle_since_ms_;
   });
 }
 

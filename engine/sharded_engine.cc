@@ -77,6 +77,7 @@ Status ShardedEngine::add_room(std::unique_ptr<Room> room) {
   Shard& shard = *shards_[room->shard()];
   std::lock_guard rooms(shard.rooms_mu);
   registry_.insert(room.get());
+  shard.list(room.get());
   shard.rooms.push_back(std::move(room));
   return Status::ok();
 }
@@ -85,6 +86,7 @@ void ShardedEngine::remove_room(Room* r) {
   registry_.erase(r);
   Shard& shard = *shards_[r->shard()];
   std::lock_guard rooms(shard.rooms_mu);
+  shard.unlist(r);
   auto it = std::find_if(shard.rooms.begin(), shard.rooms.end(),
                          [&](const auto& p) { return p.get() == r; });
   // Visitors may still be inside it: freed once the last of them has left (epoch.h).
@@ -104,6 +106,7 @@ Status ShardedEngine::create_room(std::string_view name, const RoomConfig& confi
     } else {
       r->set_config(config, true);
     }
+    shards_[r->shard()]->wake(*r);
     return Status::ok();
   }
   if (registry_.size() >= options_.max_rooms) return too_many_rooms();
@@ -179,6 +182,7 @@ Status ShardedEngine::restore_draw(std::string_view name, const DrawInfo& draw) 
   Room* r = registry_.find(name);
   if (r == nullptr) return no_room(name);
   r->restore_draw(draw);
+  shards_[r->shard()]->wake(*r);
   return Status::ok();
 }
 
@@ -203,12 +207,12 @@ std::vector<RoomInfo> ShardedEngine::rooms() const {
 
 Result<uint64_t> ShardedEngine::admit(std::string_view name, uint64_t count) {
   if (env_.replica) return replica_refuses();
-  return in_room(name, [&](Room& r) { return r.admit(count); });
+  return writing_room(name, [&](Room& r) { return r.admit(count); });
 }
 
 Result<uint64_t> ShardedEngine::clear(std::string_view name) {
   if (env_.replica) return replica_refuses();
-  return in_room(name, [&](Room& r) { return r.clear(); });
+  return writing_room(name, [&](Room& r) { return r.clear(); });
 }
 
 Result<JoinResult> ShardedEngine::join(std::string_view name, const JoinRequest& request) {
@@ -216,7 +220,7 @@ Result<JoinResult> ShardedEngine::join(std::string_view name, const JoinRequest&
   if (!request.user.empty() && !valid_user(request.user)) {
     return Status(Code::kInvalidArgument, kUserRule);
   }
-  return in_room(name, [&](Room& r) { return r.join(request); });
+  return writing_room(name, [&](Room& r) { return r.join(request); });
 }
 
 Result<TicketView> ShardedEngine::status(std::string_view name, std::string_view ticket) {
@@ -237,16 +241,28 @@ Status ShardedEngine::heartbeat(std::string_view name, std::string_view ticket) 
 
 Result<TicketView> ShardedEngine::leave(std::string_view name, std::string_view ticket) {
   if (env_.replica) return replica_refuses();
-  return in_room(name, [&](Room& r) { return r.leave(ticket); });
+  return writing_room(name, [&](Room& r) { return r.leave(ticket); });
 }
 
 Result<TicketDetail> ShardedEngine::activate(std::string_view name, std::string_view ticket) {
   if (env_.replica) return replica_refuses();
-  return in_room(name, [&](Room& r) { return r.activate(ticket); });
+  return writing_room(name, [&](Room& r) { return r.activate(ticket); });
 }
 
 unsigned ShardedEngine::shard_of(std::string_view name) const {
   return static_cast<unsigned>(std::hash<std::string_view>{}(name) % shards_.size());
+}
+
+// A room whose pass found it may sleep leaves the hot list unless a write came meanwhile:
+// its flag is cleared, then it is looked at again (a write before the clear is seen here; one
+// after it sees the flag clear and wakes the room itself). False: it stays.
+bool ShardedEngine::may_sleep(Room& room) const {
+  room.scheduled.store(false, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (room.run(options_.sweep_interval_ms)) return true;
+  // Busy again. If a writer set the flag first, the room is in `woken` already: it leaves
+  // the hot list, to come back from there.
+  return room.scheduled.exchange(true, std::memory_order_acq_rel);
 }
 
 void ShardedEngine::run_shard(unsigned index) {
@@ -254,7 +270,21 @@ void ShardedEngine::run_shard(unsigned index) {
   {
     epoch::Guard pinned;
     std::lock_guard rooms(shard.rooms_mu);
-    for (auto& room : shard.rooms) room->run(options_.sweep_interval_ms);
+    {
+      std::lock_guard lock(shard.wake_mu);
+      shard.hot.insert(shard.hot.end(), shard.woken.begin(), shard.woken.end());
+      shard.woken.clear();
+    }
+    shard.passes.fetch_add(shard.hot.size(), std::memory_order_relaxed);
+    for (size_t i = 0; i < shard.hot.size();) {
+      Room* room = shard.hot[i];
+      if (!room->run(options_.sweep_interval_ms) || !may_sleep(*room)) {
+        ++i;
+        continue;
+      }
+      shard.hot[i] = shard.hot.back();
+      shard.hot.pop_back();
+    }
   }
   // Memory given back (ended segments, deleted rooms) is freed once no reader can see it;
   // a reclaim costs membarrier calls, so at most one per reclaim_interval_ms unless a lot
@@ -283,8 +313,10 @@ size_t ShardedEngine::poll_events(std::vector<Event>& out, size_t max) {
 EngineStats ShardedEngine::stats() const {
   epoch::Guard pinned;
   EngineStats s;
-  for (const auto& shard : shards_)
+  for (const auto& shard : shards_) {
     s.events_dropped += shard->dropped.load(std::memory_order_relaxed);
+    s.room_passes += shard->passes.load(std::memory_order_relaxed);
+  }
   registry_.for_each([&](const Room* r) { s.bytes_allocated += r->bytes_allocated(); });
   s.admitted = totals_.admitted.load(std::memory_order_relaxed);
   for (size_t i = 0; i < s.expired.size(); ++i)

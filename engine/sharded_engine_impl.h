@@ -36,8 +36,43 @@ struct Shard final : EventSink {
     events.enqueue(std::move(e));
   }
 
-  std::mutex rooms_mu;                       // guards rooms
-  std::vector<std::unique_ptr<Room>> rooms;  // run_shard's list
+  std::mutex rooms_mu;                       // guards rooms and hot
+  std::vector<std::unique_ptr<Room>> rooms;  // every room of the shard
+
+  // Which rooms run_shard passes: those in `hot`, every time, until a pass finds one may
+  // sleep (Room::run); a sleeping room costs nothing until a write wakes it into `woken`,
+  // which the next run_shard moves to `hot`. A room is in at most one of the two, and in
+  // one exactly when its `scheduled` flag is set. Why no wake is lost: the writer changes
+  // the room, then (after a full fence) reads the flag; run_shard clears the flag, then
+  // (after a full fence) looks at the room again (Room::run), so one of them sees the other.
+  std::vector<Room*> hot;
+  std::atomic<uint64_t> passes{0};  // statistics: relaxed
+  std::mutex wake_mu;               // guards woken and each room's `unlisted`
+  std::vector<Room*> woken;
+
+  // After a write to `r` (any thread, pinned so that `r` is alive): runs it at the next pass
+  // if it sleeps.
+  void wake(Room& r) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (r.scheduled.load(std::memory_order_relaxed) ||
+        r.scheduled.exchange(true, std::memory_order_acq_rel)) {
+      return;
+    }
+    std::lock_guard lock(wake_mu);
+    if (!r.unlisted) woken.push_back(&r);
+  }
+  // `r` joins the shard (caller holds rooms_mu): passed from the next run on.
+  void list(Room* r) {
+    r->scheduled.store(true, std::memory_order_relaxed);
+    hot.push_back(r);
+  }
+  // `r` leaves the shard (caller holds rooms_mu): no pass or wake will reach it.
+  void unlist(Room* r) {
+    std::erase(hot, r);
+    std::lock_guard lock(wake_mu);
+    r->unlisted = true;
+    std::erase(woken, r);
+  }
   const size_t max_events;
   moodycamel::ConcurrentQueue<Event> events;
   std::atomic<uint64_t> dropped{0};  // statistics: relaxed
@@ -99,6 +134,7 @@ class ShardedEngine final : public ReplicaEngine {
   Status create_room(std::string_view name, const RoomConfig& config,
                      std::optional<int64_t> epoch_ms);
   Status drop_room(std::string_view name);
+  bool may_sleep(Room& room) const;  // run_shard's: see sharded_engine.cc
 
   // f(room) for the room named `name`, or room_not_found.
   template <typename T>
@@ -116,6 +152,17 @@ class ShardedEngine final : public ReplicaEngine {
     Room* r = registry_.find(name);
     if (r == nullptr) return no_room(name);
     return f(*r);
+  }
+  // in_room for a write: the room is woken after it (Shard::wake).
+  template <typename F>
+  auto writing_room(std::string_view name, F&& f) ->
+      typename AsResult<decltype(f(std::declval<Room&>()))>::type {
+    epoch::Guard pinned;
+    Room* r = registry_.find(name);
+    if (r == nullptr) return no_room(name);
+    auto out = f(*r);
+    shards_[r->shard()]->wake(*r);
+    return out;
   }
 
   const EngineOptions options_;

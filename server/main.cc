@@ -67,6 +67,7 @@ anteroom::Result<std::unique_ptr<anteroom::Engine>> open_cluster_node(
   std::memcpy(key.data(), ids.data(), sizeof key);
   e.id_key = key;
   e.secret = derive(secret, "anteroom engine secret");
+  e.max_rooms = o.max_rooms;
   auto node = anteroom::cluster::open_cluster_engine(c, e);
   if (!node.is_ok()) return node.status();
   return std::unique_ptr<anteroom::Engine>(std::move(node.value()));
@@ -208,6 +209,7 @@ int main(int argc, char** argv) {
     // holds: a reader of the log cannot compute a draw before its start.
     EngineOptions e;
     e.secret = derive(secrets->token_secret, "anteroom engine secret");
+    e.max_rooms = o.max_rooms;
     auto opened = open_persistent_engine({o.data_dir, LogWriter::parse_sync(o.appendfsync).value(),
                                           uint64_t{o.snapshot_after_mb} << 20},
                                          e, &warnings);
@@ -217,6 +219,11 @@ int main(int argc, char** argv) {
       return 1;
     }
     engine = std::move(opened.value());
+  } else {
+    EngineOptions e;
+    e.secret = derive(secrets->token_secret, "anteroom engine secret");
+    e.max_rooms = o.max_rooms;
+    engine = make_sharded_engine(std::move(e));
   }
 
   Server server(o, secrets->admin_key, secrets->token_secret, std::move(*tokens),

@@ -117,6 +117,7 @@ Status check(const Options& o) {
   if (o.operator_reserve >= o.max_connections)
     return bad("--operator-reserve must be smaller than --max-connections");
   if (o.max_streams_per_ticket == 0) return bad("--max-streams-per-ticket must be >= 1");
+  if (o.max_rooms == 0 || o.max_rooms > 10'000'000) return bad("--max-rooms must be 1-10000000");
   if (o.stream_heartbeat_limit_s == 0) return bad("--stream-heartbeat-limit must be >= 1 s");
   if (o.token_alg != "HS256" && o.token_alg != "ES256") {
     return bad("--token-alg must be HS256 or ES256, not '" + o.token_alg + "'");
@@ -281,6 +282,7 @@ void add_server_flags(po::options_description& d, Options& o, Switches& off) {
     ("owner-tick", po::value(&o.owner_tick_ms)->default_value(o.owner_tick_ms), "ms between admission and expiry passes")
     ("max-connections-per-address", po::value(&o.max_connections_per_address)->default_value(o.max_connections_per_address), "open connections from one client address at most; more are answered 503")
     ("operator-reserve", po::value(&o.operator_reserve)->default_value(o.operator_reserve), "connections under --max-connections kept for health, metrics and operator requests")
+    ("max-rooms", po::value(&o.max_rooms)->default_value(o.max_rooms), "rooms the server holds at most (1-10000000); a PUT of one more is refused 503 unavailable")
     ("max-streams-per-ticket", po::value(&o.max_streams_per_ticket)->default_value(o.max_streams_per_ticket), "SSE and WebSocket streams watching one ticket at most; more are answered 429")
     ("stream-heartbeat-limit", po::value(&o.stream_heartbeat_limit_s)->default_value(o.stream_heartbeat_limit_s), "seconds an open stream alone counts as a waiting visitor's heartbeat")
     ("no-room-metrics", po::bool_switch(&off.room_metrics), "leave per-room series (room names) out of /metrics")
@@ -336,8 +338,9 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
   po::options_description d(
       "anteroom: a virtual waiting room\n\n"
       "usage: anteroom [flags]\n\n"
-      "Flags (seven also from ANTEROOM_LISTEN, ANTEROOM_DATA_DIR, ANTEROOM_APPENDFSYNC,\n"
-      "ANTEROOM_ADMIN_KEY, ANTEROOM_TOKEN_SECRET, ANTEROOM_THREADS, ANTEROOM_CLUSTER; any but\n"
+      "Flags (eight also from ANTEROOM_LISTEN, ANTEROOM_DATA_DIR, ANTEROOM_APPENDFSYNC,\n"
+      "ANTEROOM_ADMIN_KEY, ANTEROOM_TOKEN_SECRET, ANTEROOM_THREADS, ANTEROOM_CLUSTER,\n"
+      "ANTEROOM_METRICS_KEY; any but\n"
       "--help and --config also as `name = value` in the --config file, which both win over)");
   add_server_flags(d, o, off);
   add_cluster_and_room_flags(d, o, admission);

@@ -69,6 +69,7 @@ struct Options {
   // --operator-reserve: the last connections under --max-connections serve only health,
   // readiness, metrics and operator requests, so one flood cannot lock operators out.
   unsigned operator_reserve = 64;
+  size_t max_rooms = 10'000;            // --max-rooms: rooms the engine holds at most
   unsigned max_streams_per_ticket = 4;  // --max-streams-per-ticket: SSE/WebSocket; beyond: 429
   // --stream-heartbeat-limit: seconds an open stream alone keeps a WAITING ticket alive; the
   // waiting page reopens its stream well within this, a tab left behind does not.

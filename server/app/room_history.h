@@ -1,5 +1,5 @@
-// The last 15 minutes of every room, a sample a second, for the operator's dashboard
-//: the server keeps it itself, so a dashboard opened in the middle of a
+// The last 15 minutes of every room, a sample a second, for the operator's dashboard: the
+// server keeps it itself, so a dashboard opened in the middle of a
 // sale draws the quarter hour before it at once.
 //
 // Each sample holds the room's waiting and active counts at that second and what happened

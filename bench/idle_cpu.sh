@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Idle CPU: a server with N empty rooms (created over the API, no visitors), its CPU time over
+# SECONDS read from /proc/PID/stat (utime + stime), for each room count, for the binary
+# under test and, when given, a baseline binary started the same way in the same round
+# (`--vs`), so the two compare side by side. --no-persistence (the log does not change what
+# is measured). Writes results/idle.md.
+# usage: bench/idle_cpu.sh [--vs BASELINE_BINARY] [ANTEROOM_BINARY] [SECONDS] [ROOM_COUNTS]
+#   e.g. bench/idle_cpu.sh --vs /tmp/base/build/server/anteroom build/server/anteroom 30 "1000 10000 100000"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BASE=""
+if [[ ${1:-} == --vs ]]; then BASE=$2; shift 2; fi
+BIN=${1:-build/server/anteroom}
+SECS=${2:-30}
+COUNTS=${3:-"1000 10000 100000"}
+OUT=results/idle.md
+source bench/lib.sh
+bench_workdir
+KEY=bench-admin-key-0001
+
+# cpu_of BINARY ROOMS: "cpu_percent_of_one_core rss_kib" after creating ROOMS rooms.
+cpu_of() {
+  local bin=$1 rooms=$2 port pid t0 t1 c0 c1
+  local limit=()
+  if "$bin" --help | grep -q -- --max-rooms; then
+    limit=(--max-rooms "$rooms")
+  elif ((rooms > 10000)); then
+    echo "- -"  # a build before --max-rooms holds 10,000 rooms at most
+    return
+  fi
+  port=$(free_port)
+  "$bin" --listen "127.0.0.1:$port" --threads 2 --no-persistence --admin-key "$KEY" \
+    --token-secret bench-token-secret-0123456789abcdefg "${limit[@]}" >/dev/null 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  wait_port "$port"
+  python3 - "$port" "$rooms" "$KEY" <<'PY'
+import http.client, sys
+port, rooms, key = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+c = http.client.HTTPConnection("127.0.0.1", port)
+for i in range(rooms):
+    c.request("PUT", f"/v1/rooms/idle{i}", body='{"capacity":10}',
+              headers={"Authorization": "Bearer " + key, "Content-Type": "application/json"})
+    r = c.getresponse(); r.read()
+    if r.status not in (200, 201):
+        sys.exit(f"PUT idle{i}: {r.status}")
+PY
+  sleep 3  # every room seen idle by a sweep
+  ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+  c0=$(ticks "$pid"); t0=$(date +%s.%N)
+  sleep "$SECS"
+  c1=$(ticks "$pid"); t1=$(date +%s.%N)
+  local rss
+  rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  python3 -c "print(f'{100 * ($c1 - $c0) / $(getconf CLK_TCK) / ($t1 - $t0):.2f} $rss')"
+}
+
+rows=()
+for n in $COUNTS; do
+  now=$(cpu_of "$BIN" "$n")
+  base="- -"
+  [[ -n $BASE ]] && base=$(cpu_of "$BASE" "$n")
+  echo "rooms $n: this $now, baseline $base" >&2
+  rows+=("$n $now $base")
+done
+python3 - "$OUT" "$(machine_line)" "$SECS" "$BIN" "$BASE" "$(git rev-parse --short HEAD)" "${rows[@]}" <<'PY'
+import datetime, sys
+out, machine, secs, bin_, base, commit, *rows = sys.argv[1:]
+L = ["# Idle CPU: empty rooms cost nothing", "",
+     f"- Command: `bench/idle_cpu.sh{' --vs ' + base if base else ''} {bin_} {secs} \"{' '.join(r.split()[0] for r in rows)}\"`",
+     f"- Built from {commit} (the binary under test){'; the baseline is the build before rooms could sleep (it holds 10,000 rooms at most)' if base else ''}",
+     f"- Machine: {machine}; {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC",
+     f"- Each server: `--threads 2 --no-persistence --max-rooms N`, N rooms created with `PUT /v1/rooms/idleI` "
+     f"(`{{\"capacity\":10}}`), no visitor; CPU is utime + stime from /proc/PID/stat over {secs} s, as a share of one core.", "",
+     "| rooms | goal | CPU, this build | CPU, baseline | ratio | RSS this / baseline (MiB) | met |",
+     "|---:|---|---:|---:|---:|---|---|"]
+goals = {10000: 0.5, 100000: 1.0}
+for r in rows:
+    n, cpu, rss, bcpu, brss = r.split()
+    n = int(n)
+    g = goals.get(n)
+    ratio = f"{float(cpu) / float(bcpu):.3f}" if bcpu != "-" and float(bcpu) > 0 else "-"
+    b_rss = f"{int(brss) / 1024:.0f}" if brss != "-" else "-"
+    met = "-" if g is None else ("yes" if float(cpu) < g else "**no**")
+    L.append(f"| {n:,} | {'< ' + str(g) + '%' if g else 'reported'} | {float(cpu):.2f}% | "
+             f"{(bcpu + '%') if bcpu != '-' else '-'} | {ratio} | {int(rss) / 1024:.0f} / {b_rss} | {met} |")
+try:  # what was written about the figures (## Notes, by hand) stays
+    old = open(out).read()
+    notes = old[old.index("\n## Notes"):] if "\n## Notes" in old else ""
+except FileNotFoundError:
+    notes = ""
+open(out, "w").write("\n".join(L) + "\n" + notes)
+print("\n".join(L))
+PY
