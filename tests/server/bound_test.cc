@@ -1,6 +1,6 @@
-// Bound admissions (docs/security.md), the parts around the token: a bound admission counts only with its key (at
-// the gate, at verify, for the cookie), and a refused try changes nothing; cookies are Secure
-// behind an https --public-url; --admin-listen moves the operator routes to their own
+// Bound admissions (docs/security.md), the parts around the token: a bound admission counts only
+// with its key (at the gate, at verify, for the cookie), and a refused try changes nothing; cookies
+// are Secure behind an https --public-url; --admin-listen moves the operator routes to their own
 // listener; the waiting page's security headers.
 #include <boost/json.hpp>
 #include <regex>
