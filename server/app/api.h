@@ -147,6 +147,7 @@ class Api {
   std::string admission_cookie(std::string_view room, const TicketView& v,
                                std::string_view key = {}) const;
   // "; Secure" when --public-url is https, else "".
+  std::string admission_cookie_name(std::string_view room) const;  // gate.cc
   const char* secure_attribute() const;
   // Verifies a token and activates its ticket (verify route and gate); `then` gets the
   // ticket, or why the token is no good.

@@ -1,13 +1,13 @@
 // Api: the gate (GET /v1/gate/{room}), the admission cookie and the verify path they share:
 // a token checked, then its key binding, then the ticket activated.
 //
-// The admission cookie anteroom_{room} carries what the visitor needs in one cookie: the
-// admission token and, for a bound ticket, the key, as TOKEN~KEY (a JWT holds no '~'). One
-// cookie, because proxies pass at most one Set-Cookie of an auth answer (nginx 1.22 keeps the
-// first, later ones join them into one broken line), and every gate refresh renews both: a
-// visitor using the site is never locked out by a key that expired before the token. The
-// token alone (as status and verify hand it out) still opens nothing for a bound ticket.
-// The separate anteroom_{room}_key cookie of earlier versions is still read.
+// The admission cookie anteroom_{room} (__Host-anteroom_{room} behind https) carries what the
+// visitor needs in one cookie: the admission token and, for a bound ticket, the key, as TOKEN~KEY
+// (a JWT holds no '~'). One cookie, because proxies pass at most one Set-Cookie of an auth answer
+// (nginx 1.22 keeps the first, later ones join them into one broken line), and every gate refresh
+// renews both: a visitor using the site is never locked out by a key that expired before the token.
+// The token alone (as status and verify hand it out) still opens nothing for a bound ticket. The
+// separate anteroom_{room}_key cookie of earlier versions is still read.
 #include <boost/json.hpp>
 #include <cstdint>
 
@@ -98,8 +98,9 @@ void Api::use_claims(std::string_view room, const TokenClaims& claims,
 }
 
 ApiResponse Api::gate_route(std::string_view room, std::string_view cookies) const {
-  const std::string name = "anteroom_" + std::string(room);
-  const std::vector<std::string> old_keys = cookie_values(cookies, name + "_key", 8);
+  const std::string name = admission_cookie_name(room);
+  const std::vector<std::string> old_keys =
+      cookie_values(cookies, "anteroom_" + std::string(room) + "_key", 8);
   const int64_t now_s = now_ms() / 1000;
   // The cookies that could admit, judged by what they state (no signature checked): not
   // expired, for this room, carrying the key they are bound to, for a ticket that holds a
@@ -222,9 +223,18 @@ std::string Api::admission_cookie(std::string_view room, const TicketView& v,
     value += '~';
     value += key;
   }
-  return "anteroom_" + std::string(room) + "=" + value +
+  return admission_cookie_name(room) + "=" + value +
          "; Path=/; Max-Age=" + std::to_string(max_age) + "; SameSite=Lax; HttpOnly" +
          secure_attribute();
+}
+
+// Behind an https --public-url the cookie is __Host-anteroom_{room}: a browser keeps a
+// __Host- cookie only if it is Secure, has Path=/ and names no Domain, so a sibling subdomain
+// cannot plant one (cookie tossing), and the gate reads that name alone. Over plain HTTP no
+// prefix is possible (it needs Secure), and the name is anteroom_{room}.
+std::string Api::admission_cookie_name(std::string_view room) const {
+  return (options_.public_url.starts_with("https://") ? "__Host-anteroom_" : "anteroom_") +
+         std::string(room);
 }
 
 const char* Api::secure_attribute() const {

@@ -171,6 +171,15 @@ TEST_F(Bound, CookiesAreSecureBehindHttps) {
   const std::string cookies = ok.header("set-cookie");
   EXPECT_EQ(std::count(cookies.begin(), cookies.end(), '\n'), 0) << cookies;
   EXPECT_NE(cookies.find("; Secure"), std::string::npos) << cookies;
+  // A __Host- cookie (a sibling subdomain cannot set one), and the gate reads that name only.
+  ASSERT_TRUE(cookies.starts_with("__Host-anteroom_r=")) << cookies;
+  EXPECT_NE(cookies.find("Path=/;"), std::string::npos) << cookies;
+  EXPECT_EQ(cookies.find("Domain"), std::string::npos) << cookies;
+  const std::string value = cookies.substr(0, cookies.find(';'));
+  EXPECT_EQ(client_->request("GET", "/v1/gate/r", "", {{"Cookie", value}}).status, 204u);
+  const std::string tossed = "anteroom_r" + value.substr(value.find('='));
+  EXPECT_EQ(client_->request("GET", "/v1/gate/r", "", {{"Cookie", tossed}}).status, 401u)
+      << "a cookie without the prefix, as a sibling could plant it";
 }
 
 TEST(AdminListen, OperatorRoutesMoveToTheirOwnListener) {
