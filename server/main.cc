@@ -159,6 +159,34 @@ void wait_for_stop_signal(const sigset_t& signals, anteroom::Server& server) {
   }
 }
 
+// The engine the flags ask for: a cluster node, the persistent engine, or (--no-persistence)
+// the sharded engine alone; null, after saying why, if it cannot be had. The draw seeds' and
+// random picks' keys come from the token secret, never from what the log holds: a reader of
+// the log cannot compute a draw before its start.
+std::unique_ptr<anteroom::Engine> open_engine(const anteroom::Options& o, const std::string& secret,
+                                              const anteroom::TokenSigner& tokens) {
+  using namespace anteroom;
+  if (!o.cluster.empty()) {
+    auto node = open_cluster_node(o, secret, tokens);
+    if (node.is_ok()) return std::move(node.value());
+    std::fprintf(stderr, "anteroom: cannot join the cluster: %s\n",
+                 node.status().message().c_str());
+    return nullptr;
+  }
+  EngineOptions e;
+  e.secret = derive(secret, "anteroom engine secret");
+  e.max_rooms = o.max_rooms;
+  if (!o.persistence) return make_sharded_engine(std::move(e));
+  std::string warnings;
+  auto opened = open_persistent_engine({o.data_dir, LogWriter::parse_sync(o.appendfsync).value(),
+                                        uint64_t{o.snapshot_after_mb} << 20},
+                                       e, &warnings);
+  if (!warnings.empty()) std::fprintf(stderr, "anteroom: warning: %s", warnings.c_str());
+  if (opened.is_ok()) return std::move(opened.value());
+  std::fprintf(stderr, "anteroom: cannot start: %s\n", opened.status().message().c_str());
+  return nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -194,37 +222,8 @@ int main(int argc, char** argv) {
   }
   auto tokens = token_signer(o, secrets->token_secret);
   if (!tokens) return 1;
-  std::unique_ptr<Engine> engine;
-  if (!o.cluster.empty()) {
-    auto node = open_cluster_node(o, secrets->token_secret, *tokens);
-    if (!node.is_ok()) {
-      std::fprintf(stderr, "anteroom: cannot join the cluster: %s\n",
-                   node.status().message().c_str());
-      return 1;
-    }
-    engine = std::move(node.value());
-  } else if (o.persistence) {
-    std::string warnings;
-    // The draw seeds' and random picks' keys from the token secret, never from what the log
-    // holds: a reader of the log cannot compute a draw before its start.
-    EngineOptions e;
-    e.secret = derive(secrets->token_secret, "anteroom engine secret");
-    e.max_rooms = o.max_rooms;
-    auto opened = open_persistent_engine({o.data_dir, LogWriter::parse_sync(o.appendfsync).value(),
-                                          uint64_t{o.snapshot_after_mb} << 20},
-                                         e, &warnings);
-    if (!warnings.empty()) std::fprintf(stderr, "anteroom: warning: %s", warnings.c_str());
-    if (!opened.is_ok()) {
-      std::fprintf(stderr, "anteroom: cannot start: %s\n", opened.status().message().c_str());
-      return 1;
-    }
-    engine = std::move(opened.value());
-  } else {
-    EngineOptions e;
-    e.secret = derive(secrets->token_secret, "anteroom engine secret");
-    e.max_rooms = o.max_rooms;
-    engine = make_sharded_engine(std::move(e));
-  }
+  std::unique_ptr<Engine> engine = open_engine(o, secrets->token_secret, *tokens);
+  if (engine == nullptr) return 1;
 
   Server server(o, secrets->admin_key, secrets->token_secret, std::move(*tokens),
                 std::move(engine));

@@ -85,6 +85,20 @@ std::string room_flag_message(const std::string& message) {
   return "--room-" + message;
 }
 
+// The first --allow-origin that is not an origin, and why; empty if all are.
+std::string check_origins(const std::vector<std::string>& origins) {
+  for (const std::string& origin : origins) {
+    if (std::string why = check_origin(origin); !why.empty()) {
+      std::string m = "--allow-origin '";
+      m += origin;
+      m += "' ";
+      m += why;
+      return m;
+    }
+  }
+  return "";
+}
+
 Status check(const Options& o) {
   auto bad = [](const std::string& m) { return Status(Code::kInvalidArgument, m); };
   if (std::string why = check_endpoint("--listen", o.listen); !why.empty()) return bad(why);
@@ -139,11 +153,7 @@ Status check(const Options& o) {
         !why.empty())
       return bad(why);
   }
-  for (const std::string& origin : o.allow_origins) {
-    if (std::string why = check_origin(origin); !why.empty()) {
-      return bad("--allow-origin '" + origin + "' " + why);
-    }
-  }
+  if (std::string why = check_origins(o.allow_origins); !why.empty()) return bad(why);
   for (const std::string& cidr : o.trusted_proxies) {
     if (!valid_cidr(cidr)) return bad("--trusted-proxy '" + cidr + "' is not an address or a CIDR");
   }
