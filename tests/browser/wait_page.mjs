@@ -90,8 +90,11 @@ try {
   if (kept[2] !== null) fail("the page named a user: " + kept[2]);
   pass("a service that sends the visitor back stops the page after three tries, saying so");
 
+  // A room that admits nobody by itself: in "show" (auto, room to spare) the page could be
+  // admitted and gone before its waiting text was looked for.
+  await admin("PUT", "/v1/rooms/hangul", { capacity: 5, admission: "manual" });
   const ko = await (await browser.newContext({ locale: "ko-KR" })).newPage();
-  await ko.goto(base + "/wait/show");
+  await ko.goto(base + "/wait/hangul");
   await ko.waitForFunction(() => document.body.textContent.includes("나의 대기 순번"), null, { timeout: 10000 });
   pass("a Korean browser gets the Korean page");
   console.log(`browser: ${passed} passed, 0 failed`);
