@@ -163,6 +163,16 @@ class Engine {
   void run_all() {
     for (unsigned s = 0; s < shard_count(); ++s) run_shard(s);
   }
+  // True when no room needs a pass: run_shard would do nothing until a write wakes a room,
+  // which calls the wake hook. False when the engine cannot tell (run_shard must keep
+  // running on its tick).
+  virtual bool idle() const { return false; }
+  // `wake` (any thread, cheap, must not call back into the engine) is called when a write
+  // gives an idle engine work. Set once, before the engine is shared between threads.
+  virtual void set_wake_hook(std::function<void()> wake) { static_cast<void>(wake); }
+  // A number that moves whenever a room is made or deleted, so that a reader of rooms() can
+  // tell it has the whole list already. 0: this engine cannot tell (read rooms() again).
+  virtual uint64_t room_set_version() const { return 0; }
 
   // Moves up to `max` pending push hints into `out`; returns how many. Hints of different
   // rooms, and of one room changed by different threads, may come in any order.

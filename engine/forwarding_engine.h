@@ -66,6 +66,11 @@ class ForwardingEngine : public Engine {
   unsigned shard_count() const override { return inner_->shard_count(); }
   unsigned shard_of(std::string_view room) const override { return inner_->shard_of(room); }
   void run_shard(unsigned shard) override { inner_->run_shard(shard); }
+  bool idle() const override { return inner_->idle(); }
+  void set_wake_hook(std::function<void()> wake) override {
+    inner_->set_wake_hook(std::move(wake));
+  }
+  uint64_t room_set_version() const override { return inner_->room_set_version(); }
   size_t poll_events(std::vector<Event>& out, size_t max) override {
     return inner_->poll_events(out, max);
   }

@@ -45,7 +45,7 @@ ShardedEngine::ShardedEngine(EngineOptions o, bool replica)
   unsigned n =
       options_.shards != 0 ? options_.shards : std::max(1u, std::thread::hardware_concurrency());
   for (unsigned i = 0; i < n; ++i) {
-    shards_.push_back(std::make_unique<Shard>(options_.max_queued_events));
+    shards_.push_back(std::make_unique<Shard>(options_.max_queued_events, wake_hook_));
   }
 }
 
@@ -75,10 +75,14 @@ std::unique_ptr<Room> ShardedEngine::make_room(std::string_view name, const Room
 
 Status ShardedEngine::add_room(std::unique_ptr<Room> room) {
   Shard& shard = *shards_[room->shard()];
-  std::lock_guard rooms(shard.rooms_mu);
-  registry_.insert(room.get());
-  shard.list(room.get());
-  shard.rooms.push_back(std::move(room));
+  {
+    std::lock_guard rooms(shard.rooms_mu);
+    registry_.insert(room.get());
+    shard.list(room.get());
+    shard.rooms.push_back(std::move(room));
+  }
+  room_set_version_.fetch_add(1, std::memory_order_acq_rel);
+  if (wake_hook_) wake_hook_();  // the new room's first pass
   return Status::ok();
 }
 
@@ -92,6 +96,7 @@ void ShardedEngine::remove_room(Room* r) {
   // Visitors may still be inside it: freed once the last of them has left (epoch.h).
   epoch::retire(it->release());
   shard.rooms.erase(it);
+  room_set_version_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 Status ShardedEngine::create_room(std::string_view name, const RoomConfig& config,
@@ -295,6 +300,16 @@ void ShardedEngine::run_shard(unsigned index) {
     last_reclaim_ms_.store(now, std::memory_order_relaxed);
     epoch::reclaim();
   }
+}
+
+// Memory waiting to be freed counts as work: run_shard frees it.
+bool ShardedEngine::idle() const {
+  if (epoch::pending() != 0) return false;
+  for (const auto& shard : shards_) {
+    std::lock_guard rooms(shard->rooms_mu);
+    if (!shard->asleep()) return false;
+  }
+  return true;
 }
 
 size_t ShardedEngine::poll_events(std::vector<Event>& out, size_t max) {

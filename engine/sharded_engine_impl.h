@@ -12,6 +12,7 @@
 #include <concurrentqueue/concurrentqueue.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -24,7 +25,7 @@
 namespace anteroom::sharded {
 
 struct Shard final : EventSink {
-  explicit Shard(size_t limit) : max_events(limit) {}
+  Shard(size_t limit, const std::function<void()>& hook) : max_events(limit), wake_hook(hook) {}
 
   // Any thread (rooms of one shard are worked on by different threads at once), so no
   // producer token: the hints of one shard are unordered, which hints may be.
@@ -58,8 +59,18 @@ struct Shard final : EventSink {
         r.scheduled.exchange(true, std::memory_order_acq_rel)) {
       return;
     }
+    {
+      std::lock_guard lock(wake_mu);
+      if (r.unlisted) return;
+      woken.push_back(&r);
+    }
+    if (wake_hook) wake_hook();
+  }
+  // Nothing to pass (caller holds rooms_mu): every room sleeps, and none was woken.
+  bool asleep() {
+    if (!hot.empty()) return false;
     std::lock_guard lock(wake_mu);
-    if (!r.unlisted) woken.push_back(&r);
+    return woken.empty();
   }
   // `r` joins the shard (caller holds rooms_mu): passed from the next run on.
   void list(Room* r) {
@@ -74,6 +85,7 @@ struct Shard final : EventSink {
     std::erase(woken, r);
   }
   const size_t max_events;
+  const std::function<void()>& wake_hook;  // the engine's (Engine::set_wake_hook)
   moodycamel::ConcurrentQueue<Event> events;
   std::atomic<uint64_t> dropped{0};  // statistics: relaxed
 };
@@ -108,6 +120,11 @@ class ShardedEngine final : public ReplicaEngine {
   unsigned shard_count() const override { return static_cast<unsigned>(shards_.size()); }
   unsigned shard_of(std::string_view name) const override;
   void run_shard(unsigned index) override;
+  bool idle() const override;
+  void set_wake_hook(std::function<void()> wake) override { wake_hook_ = std::move(wake); }
+  uint64_t room_set_version() const override {
+    return room_set_version_.load(std::memory_order_acquire);
+  }
   size_t poll_events(std::vector<Event>& out, size_t max) override;
   EngineStats stats() const override;
   const Clock& clock() const override { return *clock_; }
@@ -172,8 +189,10 @@ class ShardedEngine final : public ReplicaEngine {
   const RoomEnv env_;
   std::mutex admin_;  // serialises room creation and deletion (the registry's one writer)
   RoomRegistry registry_;
+  std::function<void()> wake_hook_;  // before shards_, which refer to it
   std::vector<std::unique_ptr<Shard>> shards_;
-  std::atomic<int64_t> last_reclaim_ms_{0};  // a lone timestamp: relaxed
+  std::atomic<uint64_t> room_set_version_{1};  // moved by add_room and remove_room
+  std::atomic<int64_t> last_reclaim_ms_{0};    // a lone timestamp: relaxed
 };
 
 }  // namespace anteroom::sharded

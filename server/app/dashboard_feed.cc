@@ -69,6 +69,21 @@ void DashboardFeed::tick(int64_t unix_ms, const std::vector<RoomInfo>& rooms, bo
   frame_ = std::move(frame);
 }
 
+void DashboardFeed::sample(int64_t unix_ms, const Engine& engine, bool build_frame) {
+  const uint64_t version = engine.room_set_version();
+  std::vector<RoomInfo> rooms;
+  if (build_frame || version == 0 || version != room_set_version_) {
+    rooms = engine.rooms();
+    room_set_version_ = version;  // read before the list: a room made meanwhile reads again
+  } else {
+    for (const std::string& name : history_.names()) {
+      if (auto info = engine.room_info(name); info.is_ok())
+        rooms.push_back(std::move(info).value());
+    }
+  }
+  tick(unix_ms, rooms, build_frame);
+}
+
 std::shared_ptr<const std::string> DashboardFeed::frame() const {
   std::lock_guard lock(mu_);
   return frame_;

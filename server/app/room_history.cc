@@ -84,4 +84,12 @@ size_t RoomHistory::rooms() const {
   return rings_.size();
 }
 
+std::vector<std::string> RoomHistory::names() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  out.reserve(rings_.size());
+  for (const auto& [name, ring] : rings_) out.push_back(name);
+  return out;
+}
+
 }  // namespace anteroom

@@ -52,6 +52,8 @@ class RoomHistory {
   // The room's newest sample, if it has one.
   bool latest(std::string_view room, HistorySample* out) const;
   size_t rooms() const;
+  // The rooms it keeps, in no order.
+  std::vector<std::string> names() const;
 
  private:
   struct Ring {

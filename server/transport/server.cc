@@ -31,6 +31,19 @@ struct Server::Impl {
     api.set_dashboard(&dashboard);
     metrics.count_signatures_of(&tokens);
     ctx.dashboard = &dashboard;
+    engine->set_wake_hook([alarm = alarm, this] {
+      if (!alarm->sleeping.load(std::memory_order_seq_cst)) return;
+      std::lock_guard lock(alarm->mu);
+      if (alarm->closed || !alarm->sleeping.exchange(false)) return;
+      net::post(*contexts[0], [this] { pump_timer.cancel(); });  // the wait ends early
+    });
+  }
+  ~Impl() { close_alarm(); }
+  // After this no wake reaches the contexts (a cluster node's thread may still apply records
+  // until the engine is gone).
+  void close_alarm() {
+    std::lock_guard lock(alarm->mu);
+    alarm->closed = true;
   }
 
   // One io_context per thread, each told it is single-threaded (concurrency hint 1: no
@@ -47,32 +60,55 @@ struct Server::Impl {
     return o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   }
 
-  // Admission, expiry and events, every --owner-tick; pushes every --push-interval.
+  // Admission, expiry and events, every --owner-tick; pushes every --push-interval. When
+  // the engine is idle and no push waits, the pump sleeps until the next second's sample, and
+  // a write that gives the engine work (its wake hook) ends the sleep.
   void pump() {
+    alarm->sleeping.store(false, std::memory_order_seq_cst);
     engine->run_all();
     events.clear();
     while (engine->poll_events(events, 4096) != 0) {
       hub.on_events(events);
       events.clear();
+      push_waits = true;
     }
     auto now = std::chrono::steady_clock::now();
     if (now >= next_flush) {
       hub.flush(*engine);
+      push_waits = false;
       next_flush = now + std::chrono::milliseconds(options.push_interval_ms);
     }
     if (now >= next_sample) {  // the dashboards' frame and the rooms' history, each second
       const std::string streams(kDashboardStreams);
       const bool watched = hub.streams_in(streams) != 0;
-      dashboard.tick(api.now_ms(), engine->rooms(), watched);
+      dashboard.sample(api.now_ms(), *engine, watched);
       if (watched) hub.broadcast(streams, dashboard.frame());
       next_sample = now + std::chrono::seconds(1);
     }
     if (ctx.stopping.load(std::memory_order_relaxed)) return;
-    pump_timer.expires_after(std::chrono::milliseconds(options.owner_tick_ms));
+    if (!push_waits && may_sleep()) {
+      pump_timer.expires_at(next_sample);
+    } else {
+      pump_timer.expires_after(std::chrono::milliseconds(options.owner_tick_ms));
+    }
     pump_timer.async_wait([this](beast::error_code ec) {
-      if (!ec) pump();
+      // Cut short by a wake (not by the stop, which stops the contexts): a pass at once.
+      if (!ec || ec == net::error::operation_aborted) pump();
     });
   }
+  // Whether the engine is idle, announced first so that a wake after the look is not lost
+  // (the engine's own lock orders the two: see Engine::idle).
+  bool may_sleep() {
+    alarm->sleeping.store(true, std::memory_order_seq_cst);
+    if (engine->idle()) return true;
+    alarm->sleeping.store(false, std::memory_order_seq_cst);
+    return false;
+  }
+  struct Alarm {
+    std::atomic<bool> sleeping{false};  // the pump waits for the next second
+    std::mutex mu;                      // guards closed, and a wake's post
+    bool closed = false;
+  };
 
   Options options;
   std::unique_ptr<Engine> engine;
@@ -89,6 +125,9 @@ struct Server::Impl {
   net::steady_timer pump_timer;           // on contexts[0], like the listener
   std::unique_ptr<AccessLog> access_log;  // --access-log; opened by start()
   std::vector<Event> events;
+  bool push_waits = false;  // events the hub has not flushed yet
+  // Shared with the engine's wake hook, which may outlive this (a cluster node's thread).
+  std::shared_ptr<Alarm> alarm = std::make_shared<Alarm>();
   std::chrono::steady_clock::time_point next_flush{};
   std::chrono::steady_clock::time_point next_sample{};
   DashboardFeed dashboard;  // the rooms' last 15 minutes and the dashboards' frame
@@ -166,6 +205,7 @@ void Server::stop(int grace_ms) {
   }
   m.api.set_ready(false);
   m.ctx.stopping.store(true, std::memory_order_relaxed);
+  m.close_alarm();
   m.listener.stop();
   if (m.admin_listener) m.admin_listener->stop();
   m.hub.shutdown_all();

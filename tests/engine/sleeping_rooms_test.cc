@@ -80,6 +80,45 @@ TEST_P(SleepingRooms, ADeletedSleepingRoomIsNeverPassedAgain) {
   EXPECT_EQ(passes() - before, 1u) << "b alone";
 }
 
+// What the server's pump sleeps on: idle() once every room sleeps, the wake hook when a
+// write gives a sleeping engine work, and the room set's version.
+TEST_P(SleepingRooms, AnIdleEngineSaysSoAndAWriteRingsItsHook) {
+  int rings = 0;
+  engine_->set_wake_hook([&rings] { ++rings; });
+  make_room("r", config(0, AdmissionMode::kManual));
+  EXPECT_EQ(rings, 1) << "a new room needs its first pass";
+  EXPECT_FALSE(engine_->idle());
+  settle();
+  ASSERT_TRUE(engine_->idle()) << "an empty room sleeps";
+  rings = 0;
+  const std::string t = join("r");
+  EXPECT_EQ(rings, 1) << "the join woke the room";
+  EXPECT_FALSE(engine_->idle());
+  join("r");
+  EXPECT_EQ(rings, 1) << "a room awake already rings nothing";
+  engine_->run_all();
+  EXPECT_FALSE(engine_->idle()) << "live tickets have deadlines";
+  engine_->leave("r", t);
+  settle();
+  EXPECT_FALSE(engine_->idle()) << "one ticket still waits";
+}
+
+TEST_P(SleepingRooms, TheRoomSetsVersionMovesWithRoomsMadeAndDeletedOnly) {
+  const uint64_t v0 = engine_->room_set_version();
+  ASSERT_NE(v0, 0u) << "the engine can tell";
+  make_room("r", config(1));
+  const uint64_t v1 = engine_->room_set_version();
+  EXPECT_NE(v1, v0);
+  make_room("r", config(2));  // a change of config
+  join("r");
+  EXPECT_EQ(engine_->room_set_version(), v1);
+  ASSERT_TRUE(engine_->delete_room("r").is_ok());
+  EXPECT_NE(engine_->room_set_version(), v1);
+  EXPECT_FALSE(engine_->idle()) << "the deleted room's memory waits to be freed";
+  settle();
+  EXPECT_TRUE(engine_->idle());
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, SleepingRooms,
                          ::testing::Values(EngineKind{"sharded", &make_sharded_engine},
                                            EngineKind{"persistent", &TempDirEngine::make}),
