@@ -2,7 +2,8 @@
 // io_context that does every Redis call, applies every record and runs every timer; the
 // server's threads read the replica directly and post writes to that thread.
 //
-//   node.cc          start, stop, connections, the Engine interface
+//   node.cc          start, stop, connections, the Engine interface's reads
+//   node_writes.cc   the Engine interface's writes, each a record, and their synchronous forms
 //   node_log.cc      proposing records (batched per room) and tailing the streams
 //   node_decider.cc  leases, time-driven decisions, seen-reports, snapshots, node reports
 #pragma once
@@ -135,8 +136,6 @@ class Node final : public ClusterEngine {
   void on_connected();
   void lost(const std::string& why);
   void post(std::function<void()> fn);
-  template <typename T>
-  Result<T> wait(const std::function<void(std::function<void(Result<T>)>)>& start);
   Status unreachable() const;
   // Whether a ticket this copy does not have may be one it has not applied yet: an id of
   // this cluster whose seq is past the room's joins so far by less than kTicketsAhead. An
@@ -146,10 +145,14 @@ class Node final : public ClusterEngine {
   static constexpr uint64_t kTicketsAhead = uint64_t{1} << 20;
   // Reads waiting for one room to catch up, at most; more are answered from the copy.
   static constexpr size_t kMaxCaughtUpWaiters = 4096;
+
+  // node_writes.cc
   // Finds the ticket's seq (fetching the room once if this copy has not seen it), on the
   // cluster thread.
   void with_seq(const std::string& room, const std::string& ticket,
                 std::function<void(Result<TicketDetail>)> then);
+  template <typename T>
+  Result<T> wait(const std::function<void(std::function<void(Result<T>)>)>& start);
 
   // node_log.cc
   void propose(const std::string& room, Op op, Done done);

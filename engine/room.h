@@ -32,6 +32,17 @@
 
 namespace anteroom {
 
+// Counters only a room's owner writes (room_owner.cc, room_admission.cc): a relaxed load and
+// store, no read-modify-write needed.
+namespace owner_counter {
+inline void owner_add(std::atomic<uint64_t>& counter, uint64_t delta) {
+  counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+}
+inline void owner_sub(std::atomic<uint64_t>& counter, uint64_t delta) {
+  counter.store(counter.load(std::memory_order_relaxed) - delta, std::memory_order_relaxed);
+}
+}  // namespace owner_counter
+
 // Where push hints go (the room's shard). Any thread.
 class EventSink {
  public:

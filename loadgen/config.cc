@@ -12,49 +12,7 @@
 
 namespace anteroom::loadgen {
 
-const char* scenario_name(Scenario s) {
-  switch (s) {
-    case Scenario::kSeedVisit:
-      return "seed-visit";
-    case Scenario::kSurge:
-      return "surge";
-    case Scenario::kScheduled:
-      return "scheduled";
-    case Scenario::kProtect:
-      return "protect";
-    case Scenario::kHold:
-      return "hold";
-    case Scenario::kClosed:
-      return "closed";
-    case Scenario::kOrigin:
-      return "origin";
-    case Scenario::kDrop:
-      return "drop";
-    case Scenario::kBots:
-      return "bots";
-  }
-  return "unknown";
-}
-
-const char* transport_name(Transport t) {
-  switch (t) {
-    case Transport::kPoll:
-      return "poll";
-    case Transport::kSse:
-      return "sse";
-    case Transport::kWs:
-      return "ws";
-  }
-  return "unknown";
-}
-
 namespace {
-
-std::string fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
 
 bool parse_u64(std::string_view s, uint64_t* out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
@@ -162,23 +120,6 @@ void apply_scenario_defaults(Config* c) {
   }
 }
 
-// The command line, for the report; the admin key is left out.
-std::string command_line(int argc, const char* const* argv) {
-  std::string command;
-  for (int i = 0; i < argc; ++i) {
-    std::string_view a = argv[i];
-    if (i > 0) command += ' ';
-    if (i > 0 && std::string_view(argv[i - 1]) == "--admin-key") {
-      command += "...";
-    } else if (a.starts_with("--admin-key=")) {
-      command += "--admin-key=...";
-    } else {
-      command += a;
-    }
-  }
-  return command;
-}
-
 // Takes one option's value into `c`: an empty string, or why the value is refused.
 using Setter = std::function<std::string(std::string_view value, Config* c)>;
 
@@ -200,7 +141,7 @@ Setter number(double Config::*field, double lo, double hi) {
   return [=](std::string_view v, Config* c) -> std::string {
     double x = 0;
     if (!parse_double(v, &x) || x < lo || x > hi) {
-      return "must be a number from " + fmt(lo) + " to " + fmt(hi);
+      return "must be a number from " + short_number(lo) + " to " + short_number(hi);
     }
     c->*field = x;
     return "";
@@ -397,57 +338,6 @@ std::string check_scenario_settings(const Config& c) {
 }
 
 }  // namespace
-
-std::vector<std::pair<std::string, std::string>> Config::describe() const {
-  std::vector<std::pair<std::string, std::string>> d;
-  d.emplace_back("scenario", scenario_name(scenario));
-  std::string all;
-  for (const auto& [host, port] : targets) {
-    all += (all.empty() ? "" : ",") + host + ":" + std::to_string(port);
-  }
-  d.emplace_back("target", all.empty() ? target_host + ":" + std::to_string(target_port) : all);
-  if (scenario == Scenario::kClosed) {
-    d.emplace_back("path", path);
-    d.emplace_back("connections", std::to_string(connections));
-  } else {
-    d.emplace_back("room", room);
-    d.emplace_back("users", std::to_string(users));
-    d.emplace_back("transport", transport_name(transport));
-    d.emplace_back("arrival_rate", arrival_rate == 0 ? "all at once" : fmt(arrival_rate) + "/s");
-    d.emplace_back("capacity", std::to_string(capacity));
-    d.emplace_back("admit_per_second", std::to_string(admit_per_second));
-    d.emplace_back("stay_s", fmt(stay_s));
-    d.emplace_back("abandon", fmt(abandon));
-    d.emplace_back("use", use == UseVia::kGate ? "gate" : "verify");
-    d.emplace_back("heartbeat_timeout_s", std::to_string(heartbeat_timeout_s));
-  }
-  if (scenario == Scenario::kDrop) {
-    d.emplace_back("prequeue_s", fmt(prequeue_s));
-    d.emplace_back("shuffle", shuffle ? "yes" : "no");
-  }
-  if (scenario == Scenario::kBots) {
-    d.emplace_back("bots", std::to_string(bots));
-    d.emplace_back("bot_connections", std::to_string(bot_connections));
-    d.emplace_back("bot_solve", fmt(bot_solve));
-    d.emplace_back("bot_threads", std::to_string(bot_threads));
-    d.emplace_back("baseline", baseline ? "yes" : "no");
-  }
-  if (scenario == Scenario::kBots || ip_joins_per_minute != 0 || pow_difficulty != 0) {
-    d.emplace_back("ip_joins_per_minute", std::to_string(ip_joins_per_minute));
-    d.emplace_back("pow_difficulty",
-                   pow_difficulty == kPowAuto ? "auto" : std::to_string(pow_difficulty));
-  }
-  if (scenario == Scenario::kProtect) {
-    d.emplace_back("origin_capacity", std::to_string(origin_capacity));
-    d.emplace_back("origin_service_ms", fmt(origin_service_ms));
-  }
-  d.emplace_back("duration_s", fmt(duration_s));
-  d.emplace_back("timeout_s", fmt(timeout_s));
-  d.emplace_back("threads", std::to_string(threads));
-  d.emplace_back("processes", std::to_string(processes));
-  d.emplace_back("sources", std::to_string(sources));
-  return d;
-}
 
 std::string parse_config(int argc, const char* const* argv, Config* c) {
   *c = Config{};

@@ -28,6 +28,10 @@ enum class UseVia { kGate, kVerify };
 
 const char* scenario_name(Scenario s);
 const char* transport_name(Transport t);
+// A number as the loadgen prints it (printf's %g).
+std::string short_number(double v);
+// The command line as a run's report prints it, the --admin-key value replaced by "...".
+std::string command_line(int argc, const char* const* argv);
 
 struct Config {
   Scenario scenario = Scenario::kSurge;

@@ -16,6 +16,8 @@ work=$(mktemp -d)
 pid=""
 cleanup() {
   [[ -n $pid ]] && kill "$pid" 2>/dev/null
+  # Whatever still runs in the namespace (the server, if $! was only the shell around it).
+  ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null || true
   wait 2>/dev/null || true
   ip netns del "$ns" 2>/dev/null || true
   rm -rf "$work"
@@ -29,7 +31,7 @@ in_ns ip link set lo up
 for a in 1 2 3 4 5; do in_ns ip -6 addr add "fd00:64:1::$a/64" dev lo nodad; done
 in_ns ip -6 addr add "fd00:64:2::9/64" dev lo nodad
 
-in_ns "$BIN" --listen "[fd00:64:1::1]:0" --no-persistence --threads 1 \
+ip netns exec "$ns" "$BIN" --listen "[fd00:64:1::1]:0" --no-persistence --threads 1 \
   --max-connections-per-address 2 --admin-key ipv6-admin-key-0123456789 \
   --token-secret ipv6-token-secret-0123456789-0123456789 >"$work/anteroom.log" 2>&1 &
 pid=$!
