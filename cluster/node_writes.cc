@@ -12,7 +12,6 @@ TicketView view_of(const TicketDetail& d) { return d.ticket; }
 
 }  // namespace
 
-
 // ---- Writes: records.
 
 void Node::with_seq(const std::string& room, const std::string& ticket,

@@ -84,7 +84,8 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
     d.emplace_back("room", room);
     d.emplace_back("users", std::to_string(users));
     d.emplace_back("transport", transport_name(transport));
-    d.emplace_back("arrival_rate", arrival_rate == 0 ? "all at once" : short_number(arrival_rate) + "/s");
+    d.emplace_back("arrival_rate",
+                   arrival_rate == 0 ? "all at once" : short_number(arrival_rate) + "/s");
     d.emplace_back("capacity", std::to_string(capacity));
     d.emplace_back("admit_per_second", std::to_string(admit_per_second));
     d.emplace_back("stay_s", short_number(stay_s));

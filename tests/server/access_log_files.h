@@ -28,7 +28,8 @@ inline std::vector<boost::json::object> read_lines(const std::filesystem::path& 
   std::string line;
   while (std::getline(in, line)) {
     boost::system::error_code ec;
-    boost::json::value v = boost::json::parse(line, ec);  // Boost.JSON also refuses text that is not UTF-8
+    boost::json::value v =
+        boost::json::parse(line, ec);  // Boost.JSON also refuses text that is not UTF-8
     EXPECT_FALSE(ec) << "not JSON: " << line;
     EXPECT_TRUE(v.is_object()) << line;
     if (!ec && v.is_object()) out.push_back(v.as_object());

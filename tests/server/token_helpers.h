@@ -41,7 +41,7 @@ inline boost::json::object header_of(const std::string& jwt) {
 
 // A JWT with the given header and claims, signed by `sign` over header.payload.
 inline std::string forge(const boost::json::object& header, const boost::json::object& claims,
-                  const std::function<std::string(const std::string&)>& sign) {
+                         const std::function<std::string(const std::string&)>& sign) {
   std::string input = base64url_encode(boost::json::serialize(header)) + "." +
                       base64url_encode(boost::json::serialize(claims));
   return input + "." + base64url_encode(sign(input));
