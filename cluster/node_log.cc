@@ -9,6 +9,7 @@
 
 #include "cluster/lua_scripts.h"
 #include "cluster/node.h"
+#include "engine/hex.h"
 
 namespace anteroom::cluster {
 namespace {
@@ -126,12 +127,7 @@ void Node::append(const std::string& room, std::vector<Op> ops, std::vector<Done
 void Node::load_scripts() {
   unsigned char digest[SHA_DIGEST_LENGTH];
   SHA1(reinterpret_cast<const unsigned char*>(kAppend.data()), kAppend.size(), digest);
-  static const char* hex = "0123456789abcdef";
-  append_sha_.clear();
-  for (unsigned char b : digest) {
-    append_sha_ += hex[b >> 4];
-    append_sha_ += hex[b & 15];
-  }
+  append_sha_ = to_hex(digest, sizeof digest);
   cmd_->on_each_connection = {{"SCRIPT", "LOAD", std::string(kAppend)}};
 }
 

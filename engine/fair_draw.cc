@@ -88,16 +88,6 @@ std::string ref_hex(uint64_t ref) {
   return s;
 }
 
-std::string to_hex(const uint8_t* data, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    s[2 * i] = kDigits[data[i] >> 4];
-    s[2 * i + 1] = kDigits[data[i] & 15];
-  }
-  return s;
-}
-
 Digest hmac_sha256(const uint8_t* key, size_t key_size, std::string_view message) {
   Digest d{};
   size_t n = 0;

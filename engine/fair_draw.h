@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/hex.h"
+
 namespace anteroom {
 
 using Seed = std::array<uint8_t, 32>;
@@ -25,8 +27,6 @@ using Digest = std::array<uint8_t, 32>;
 uint64_t ticket_ref(std::string_view ticket_id);
 // 16 lowercase hex digits.
 std::string ref_hex(uint64_t ref);
-// Lowercase hex of any bytes.
-std::string to_hex(const uint8_t* data, size_t n);
 Digest sha256(const uint8_t* data, size_t n);
 // A fresh seed from OpenSSL's CSPRNG.
 Seed random_seed();

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "cluster/cluster_engine.h"
+#include "engine/hex.h"
 #include "server/app/options.h"
 #include "server/app/redis_url.h"
 #include "server/app/secrets.h"
@@ -51,15 +52,12 @@ anteroom::Result<std::unique_ptr<anteroom::Engine>> open_cluster_node(
   c.more_redis.assign(redis.begin() + 1, redis.end());
   c.node_name = o.node_name;
   c.redis_wait = o.redis_wait;
-  static const char* hex = "0123456789abcdef";
   // HS256: the label alone (as before ES256 existed, so running clusters keep their check).
   const std::string check_label = tokens.alg() == anteroom::TokenAlg::kES256
                                       ? "anteroom secret check, ES256 key " + tokens.kid()
                                       : std::string("anteroom secret check");
-  for (unsigned char b : derive(secret, check_label.c_str())) {
-    c.secret_check += hex[b >> 4];
-    c.secret_check += hex[b & 15];
-  }
+  const auto check = derive(secret, check_label.c_str());
+  c.secret_check = anteroom::to_hex(check.data(), check.size());
   anteroom::EngineOptions e;
   e.clock = std::make_shared<anteroom::WallClock>();  // records carry wall-clock times
   const auto ids = derive(secret, "anteroom ticket ids");

@@ -3,6 +3,8 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include "engine/hex.h"
+
 namespace anteroom {
 
 KeyHash hash_key(std::string_view key) {
@@ -29,16 +31,7 @@ std::optional<KeyHash> parse_key_hash(std::string_view hex) {
   return h;
 }
 
-std::string key_hash_hex(const KeyHash& h) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(64);
-  for (uint8_t b : h) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
-}
+std::string key_hash_hex(const KeyHash& h) { return to_hex(h.data(), h.size()); }
 
 bool same_hash(const KeyHash& a, const KeyHash& b) {
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;

@@ -12,6 +12,8 @@
 #include <system_error>
 #include <utility>
 
+#include "engine/hex.h"
+
 namespace anteroom {
 namespace {
 
@@ -20,13 +22,7 @@ std::string random_hex(size_t bytes) {
   if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
     return {};
   }
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out += hex[c >> 4];
-    out += hex[c & 15];
-  }
-  return out;
+  return to_hex(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
 }
 
 // Reads DIR/name, or creates it with a fresh value. *created tells which.
