@@ -11,15 +11,23 @@
 namespace anteroom {
 namespace {
 
-// Counts the whole-list reads.
+// Counts the whole-list reads; `versioned` false: an engine that cannot tell whether its
+// rooms changed (version 0).
 class CountingEngine final : public ForwardingEngine {
  public:
-  CountingEngine() : ForwardingEngine(make_sharded_engine()) {}
+  explicit CountingEngine(bool versioned = true)
+      : ForwardingEngine(make_sharded_engine()), versioned_(versioned) {}
   std::vector<RoomInfo> rooms() const override {
     ++lists;
     return ForwardingEngine::rooms();
   }
+  uint64_t room_set_version() const override {
+    return versioned_ ? ForwardingEngine::room_set_version() : 0;
+  }
   mutable std::atomic<int> lists{0};
+
+ private:
+  const bool versioned_;
 };
 
 TEST(DashboardSample, TheWholeListIsReadOnlyWhenTheRoomSetMoved) {
@@ -52,20 +60,9 @@ TEST(DashboardSample, TheWholeListIsReadOnlyWhenTheRoomSetMoved) {
   ASSERT_NE(feed.frame(), nullptr);
 }
 
-// An engine that cannot tell whether its rooms changed (version 0) is listed every time.
-class UnversionedEngine final : public ForwardingEngine {
- public:
-  UnversionedEngine() : ForwardingEngine(make_sharded_engine()) {}
-  uint64_t room_set_version() const override { return 0; }
-  std::vector<RoomInfo> rooms() const override {
-    ++lists;
-    return ForwardingEngine::rooms();
-  }
-  mutable std::atomic<int> lists{0};
-};
-
+// An engine that cannot tell whether its rooms changed is listed every time.
 TEST(DashboardSample, AnEngineWithoutAVersionIsListedEachSecond) {
-  UnversionedEngine e;
+  CountingEngine e(false);
   ASSERT_TRUE(e.put_room("r", {}).is_ok());
   DashboardFeed feed;
   for (int i = 1; i <= 3; ++i) feed.sample(i * 1'000, e, false);
