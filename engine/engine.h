@@ -169,7 +169,7 @@ class Engine {
   virtual bool idle() const { return false; }
   // `wake` (any thread, cheap, must not call back into the engine) is called when a write
   // gives an idle engine work. Set once, before the engine is shared between threads.
-  virtual void set_wake_hook(std::function<void()> wake) { static_cast<void>(wake); }
+  virtual void set_wake_hook(std::function<void()> wake) { wake = nullptr; }  // never idle
   // A number that moves whenever a room is made or deleted, so that a reader of rooms() can
   // tell it has the whole list already. 0: this engine cannot tell (read rooms() again).
   virtual uint64_t room_set_version() const { return 0; }
