@@ -1,4 +1,5 @@
-// Api: routing, the visitor routes and the status object.
+// Api: how a request finds its row of the route table and what the row asks of it, the
+// status object, and the few routes with no resource of their own.
 #include "server/app/api.h"
 
 #include <openssl/crypto.h>
@@ -16,6 +17,7 @@
 #include "server/app/cross_site.h"
 #include "server/app/json_text.h"
 #include "server/app/push_hub.h"
+#include "server/app/route_table.h"
 #include "server/app/wait_page.h"
 
 namespace anteroom {
@@ -35,18 +37,6 @@ int64_t unix_now_ms() {
       .count();
 }
 
-std::vector<std::string_view> split_path(std::string_view path) {
-  std::vector<std::string_view> parts;
-  size_t i = 1;  // skip the leading '/'
-  while (i <= path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string_view::npos) j = path.size();
-    parts.push_back(path.substr(i, j - i));
-    i = j + 1;
-  }
-  return parts;
-}
-
 // How long a poller should wait: a second near the head of the line, longer further back,
 // so that the total poll rate grows slower than the line (10,000 waiting poll at about
 // 1,300 requests a second instead of 10,000). A little jitter from the ticket id keeps
@@ -61,96 +51,6 @@ unsigned poll_after_ms(const TicketView& v) {
 }
 
 }  // namespace
-
-ApiResponse answer_when(const std::function<void(Respond)>& start) {
-  struct Pending {
-    std::mutex mu;
-    std::optional<ApiResponse> ready;  // came before anyone asked for it
-    Respond sink;                      // asked for before it came
-  };
-  auto p = std::make_shared<Pending>();
-  start([p](ApiResponse r) {
-    Respond sink;
-    {
-      std::lock_guard lock(p->mu);
-      if (!p->sink) {
-        p->ready = std::move(r);
-        return;
-      }
-      sink = std::move(p->sink);
-    }
-    sink(std::move(r));
-  });
-  {
-    std::lock_guard lock(p->mu);
-    if (p->ready) return std::move(*p->ready);  // answered at once: the common case
-  }
-  ApiResponse deferred;
-  deferred.later = [p](Respond sink) {
-    std::optional<ApiResponse> ready;
-    {
-      std::lock_guard lock(p->mu);
-      if (p->ready) {
-        ready = std::move(p->ready);
-      } else {
-        p->sink = std::move(sink);
-        return;
-      }
-    }
-    sink(std::move(*ready));
-  };
-  return deferred;
-}
-
-ApiResponse error_response(unsigned status, std::string_view code, std::string_view message) {
-  ApiResponse r;
-  r.status = status;
-  json::object err;
-  err["code"] = code;
-  err["message"] = message;
-  json::object body;
-  body["error"] = std::move(err);
-  r.body = json::serialize(body);
-  if (status == 503) r.headers.emplace_back("Retry-After", "5");
-  return r;
-}
-
-ApiResponse method_not_allowed(const char* allow, Route r) {
-  ApiResponse res =
-      error_response(405, "method_not_allowed", "this path takes only " + std::string(allow));
-  res.headers.emplace_back("Allow", allow);
-  res.route = r;
-  return res;
-}
-
-ApiResponse engine_error(const Status& st) {
-  unsigned status = 400;
-  switch (st.code()) {
-    case Code::kRoomNotFound:
-    case Code::kTicketNotFound:
-      status = 404;
-      break;
-    case Code::kRoomFull:
-    case Code::kUnavailable:
-    case Code::kStorageFailed:
-    case Code::kRoomClosed:
-      status = 503;
-      break;
-    case Code::kWrongState:
-      status = 409;
-      break;
-    default:
-      status = 400;
-  }
-  ApiResponse r = error_response(status, code_name(st.code()), st.message());
-  // Unavailable (a cluster node cut off from Redis reconnects every half second) passes
-  // soon: a second, not the five every other 503 says.
-  if (st.code() == Code::kUnavailable) {
-    std::erase_if(r.headers, [](const auto& h) { return h.first == "Retry-After"; });
-    r.headers.emplace_back("Retry-After", "1");
-  }
-  return r;
-}
 
 Api::Api(Engine& engine, const TokenSigner& tokens, Metrics& metrics, const Options& options,
          std::string admin_key, const PushHub* hub)
@@ -207,17 +107,6 @@ bool Api::may_scrape(std::string_view header) const {
 bool Api::stream_allowed(std::string_view room, std::string_view ticket) const {
   return hub_ == nullptr || hub_->streams_for(std::string(room), std::string(ticket)) <
                                 options_.max_streams_per_ticket;
-}
-
-bool Api::reserved_for(const ApiRequest& req) const {
-  std::string_view path = req.target.substr(0, req.target.find('?'));
-  // Also the gate and verify: they serve visitors already admitted, who must keep getting
-  // in while a flood holds the rest.
-  // The dashboard's page too: it holds no data, and the operator needs it most in a flood
-  // (its calls carry the key).
-  return path == "/healthz" || path == "/readyz" || path == "/metrics" || path == "/admin" ||
-         path.starts_with("/v1/gate/") || path.ends_with("/verify") ||
-         authorized(req.authorization);
 }
 
 int64_t Api::now_ms() const { return engine_.clock().now_ms() + wall_minus_engine_ms_; }
@@ -298,64 +187,6 @@ std::string Api::status_json(std::string_view room, const TicketView& v) const {
   return out;
 }
 
-ApiResponse Api::handle(const ApiRequest& req) const {
-  if (!req.target.starts_with('/')) {  // absolute-form or garbage: nothing of ours
-    ApiResponse r = error_response(404, "not_found", "no such route");
-    r.route = Route::kNotFound;
-    return r;
-  }
-  std::string_view path = req.target, query;
-  if (req.reserve_only && !reserved_for(req)) {
-    ApiResponse r = error_response(503, "overloaded", "too many open connections, try again soon");
-    r.route = Route::kNotFound;
-    return r;
-  }
-  if (size_t q = path.find('?'); q != std::string_view::npos) {
-    query = path.substr(q + 1);
-    path = path.substr(0, q);
-  }
-  // A write from a page on another site (a form, a script, a WebSocket: ENTER joins) is
-  // refused before it reaches any route, so it changes nothing.
-  const bool writes = (req.method != "GET" && req.method != "HEAD") || path.ends_with("/ws");
-  if (writes && from_another_site({req.origin, req.sec_fetch_site, req.host, req.forwarded_host},
-                                  options_.public_url, options_.allow_origins)) {
-    ApiResponse r = error_response(403, "cross_site",
-                                   "a request from a page on another site may not change "
-                                   "anything here (Origin / Sec-Fetch-Site)");
-    r.route = Route::kCrossSite;
-    return r;
-  }
-  if (!options_.admin_listen.empty() && !both_listeners(path) &&
-      operator_route(req.method, path) != req.operator_listener) {
-    ApiResponse r = error_response(404, "not_found", "no such route");
-    r.route = Route::kNotFound;
-    return r;
-  }
-  ApiResponse res = route(req, path, query);
-  return res;
-}
-
-bool Api::both_listeners(std::string_view path) {
-  if (path == "/healthz" || path == "/readyz") return true;
-  // /v1/rooms/{room}/verify exactly (a room may be named "verify").
-  const std::vector<std::string_view> p = split_path(path);
-  return p.size() == 4 && p[0] == "v1" && p[1] == "rooms" && p[3] == "verify";
-}
-
-bool Api::operator_route(std::string_view method, std::string_view path) {
-  if (path == "/metrics" || path == "/admin" || path.starts_with("/v1/admin/") ||
-      path == "/v1/cluster" || path == "/v1/rooms" || path == "/v1/rooms/") {
-    return true;
-  }
-  if (!path.starts_with("/v1/rooms/")) return false;
-  const std::vector<std::string_view> p = split_path(path);  // v1 rooms {room} ...
-  if (p.size() == 3) return true;                            // the room itself
-  if (p.size() != 4) return false;
-  if (p[3] == "admit" || p[3] == "clear") return true;
-  // An event or page is read by visitors, written by operators.
-  return (p[3] == "event" || p[3] == "page") && method != "GET" && method != "HEAD";
-}
-
 namespace {
 
 ApiResponse with(ApiResponse r, Route route) {
@@ -363,91 +194,154 @@ ApiResponse with(ApiResponse r, Route route) {
   return r;
 }
 
+bool serves(Audience audience, bool operator_listener) {
+  return audience == Audience::kBoth || (audience == Audience::kOperator) == operator_listener;
+}
+
+// The row a request is for. `allowed`: every method of the rows its path matches on this
+// listener (for 405's Allow); `first`: the first of them; `reserved`: whether any is;
+// `elsewhere`: the other listener serves the method there (an operator's PUT of an event
+// on the visitors' listener is no route, not a wrong method).
+struct Found {
+  const RouteRow* row = nullptr;
+  const RouteRow* first = nullptr;
+  uint8_t allowed = 0;
+  bool reserved = false;
+  bool elsewhere = false;
+  std::string_view room, ticket;
+};
+
+Found find_row(std::string_view method, std::string_view path, bool split, bool on_operator) {
+  Found f;
+  const uint8_t bit = method_bit(method);
+  for (const RouteRow& row : route_table()) {
+    std::string_view room, ticket;
+    if (!match_pattern(row.pattern, path, &room, &ticket)) continue;
+    if (split && !serves(row.audience, on_operator)) {
+      f.elsewhere = f.elsewhere || (row.methods & bit) != 0;
+      continue;
+    }
+    if (f.first == nullptr) f.first = &row;
+    f.allowed |= row.methods;
+    f.reserved = f.reserved || row.reserve;
+    if ((row.methods & bit) != 0) {
+      f.row = &row;
+      f.room = room;
+      f.ticket = ticket;
+      return f;
+    }
+  }
+  return f;
+}
+
 }  // namespace
+
+bool Api::allowed(const ApiRequest& req, Auth auth) const {
+  switch (auth) {
+    case Auth::kNone:
+      return true;
+    case Auth::kAdmin:
+      return authorized(req.authorization);
+    case Auth::kVerify:
+      return may_verify(req.authorization);
+    case Auth::kScrape:
+      // Room names and counts are the operator's, and a render costs O(rooms): a key,
+      // unless on the operator listener or opened with --metrics-public.
+      return options_.metrics_public || req.operator_listener || may_scrape(req.authorization);
+  }
+  return false;
+}
+
+ApiResponse Api::handle(const ApiRequest& req) const {
+  if (!req.target.starts_with('/')) {  // absolute-form or garbage: nothing of ours
+    return with(error_response(404, "not_found", "no such route"), Route::kNotFound);
+  }
+  std::string_view path = req.target, query;
+  if (size_t q = path.find('?'); q != std::string_view::npos) {
+    query = path.substr(q + 1);
+    path = path.substr(0, q);
+  }
+  // With --admin-listen, operator routes are answered there only and visitor routes
+  // everywhere else: a row of the other listener is no route here.
+  const Found f = find_row(req.method, path, !options_.admin_listen.empty(), req.operator_listener);
+  // Down to the operator reserve: the reserved rows (the probes, metrics, the gate and
+  // verify, which serve visitors already admitted, the dashboard's page) and requests
+  // carrying the admin key.
+  if (req.reserve_only && !f.reserved && !authorized(req.authorization)) {
+    return with(error_response(503, "overloaded", "too many open connections, try again soon"),
+                Route::kNotFound);
+  }
+  // A write from a page on another site (a form, a script, a WebSocket: ENTER joins) is
+  // refused before it reaches any route, so it changes nothing.
+  const bool writes = (req.method != "GET" && req.method != "HEAD") || (f.row && f.row->writes);
+  if (writes && from_another_site({req.origin, req.sec_fetch_site, req.host, req.forwarded_host},
+                                  options_.public_url, options_.allow_origins)) {
+    return with(error_response(403, "cross_site",
+                               "a request from a page on another site may not change "
+                               "anything here (Origin / Sec-Fetch-Site)"),
+                Route::kCrossSite);
+  }
+  if (f.first == nullptr || (f.row == nullptr && f.elsewhere)) {
+    return with(error_response(404, "not_found", "no such route"), Route::kNotFound);
+  }
+  if (f.row == nullptr) return method_not_allowed(allow_header(f.allowed), f.first->route);
+  const RouteRow& row = *f.row;
+  if (!allowed(req, row.auth)) {
+    if (row.auth != Auth::kScrape) return with(unauthorized(), row.route);
+    ApiResponse no =
+        error_response(401, "unauthorized",
+                       "/metrics needs Authorization: Bearer <the admin, verify or metrics key>");
+    no.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return with(no, row.route);
+  }
+  if (row.pattern.find("{room}") != std::string_view::npos && !valid_room_name(f.room)) {
+    return with(error_response(400, "invalid_room_name",
+                               "room names are 1-64 characters of A-Z a-z 0-9 _ -"),
+                row.route);
+  }
+  return with(row.handler(*this, RouteCall{req, query, f.room, f.ticket, row.route}), row.route);
+}
 
 // /healthz and /readyz.
 ApiResponse Api::probe_route(bool ready_probe) const {
   ApiResponse r;
   if (!ready_probe) {
     r.body = R"({"ok":true})";
-    return with(r, Route::kHealth);
+    return r;
   }
   if (!ready_.load(std::memory_order_relaxed)) {
-    return with(error_response(503, "not_ready", "the server is shutting down"), Route::kReady);
+    return error_response(503, "not_ready", "the server is shutting down");
   }
   if (Status st = engine_.health(); !st.is_ok()) {
     const char* code = engine_.cluster_info() ? "redis_unreachable" : "storage_failed";
-    return with(error_response(503, code, st.message()), Route::kReady);
+    return error_response(503, code, st.message());
   }
   r.body = R"({"ready":true})";
-  return with(r, Route::kReady);
+  return r;
 }
 
-ApiResponse Api::route(const ApiRequest& req, std::string_view path, std::string_view query) const {
-  const bool get = req.method == "GET" || req.method == "HEAD";
-  if (path == "/healthz" || path == "/readyz") {
-    const bool ready = path == "/readyz";
-    if (!get) return method_not_allowed("GET", ready ? Route::kReady : Route::kHealth);
-    return probe_route(ready);
-  }
-  if (path == "/metrics") {
-    if (!get) return method_not_allowed("GET", Route::kMetrics);
-    // Room names and counts are the operator's, and a render costs O(rooms): a key, unless
-    // on the operator listener or opened with --metrics-public.
-    if (!options_.metrics_public && !req.operator_listener && !may_scrape(req.authorization)) {
-      ApiResponse no =
-          error_response(401, "unauthorized",
-                         "/metrics needs Authorization: Bearer <the admin, verify or metrics key>");
-      no.headers.emplace_back("WWW-Authenticate", "Bearer");
-      return with(no, Route::kMetrics);
-    }
-    ApiResponse r;
-    r.content_type = "text/plain; version=0.0.4";
-    r.body = metrics_.render(engine_, options_.room_metrics);
-    return with(r, Route::kMetrics);
-  }
-  if (path == "/.well-known/jwks.json") {
-    if (!get) return method_not_allowed("GET", Route::kJwks);
-    // The public keys (ES256; none for HS256). Clients refetch on an unknown kid, and a new
-    // key comes only with a restart, which keeps the previous one here while rotating.
-    ApiResponse r;
-    r.content_type = "application/jwk-set+json";
-    r.body = tokens_.jwks();
-    r.headers.emplace_back("Cache-Control", "public, max-age=300");
-    return with(r, Route::kJwks);
-  }
-  std::vector<std::string_view> parts = split_path(path);
-  if (parts.size() == 2 && parts[0] == "wait") {
-    if (!get) return method_not_allowed("GET", Route::kWaitPage);
-    if (!valid_room_name(parts[1])) {
-      return with(error_response(400, "invalid_room_name",
-                                 "room names are 1-64 characters of A-Z a-z 0-9 _ -"),
-                  Route::kWaitPage);
-    }
-    auto info = engine_.room_info(parts[1]);
-    const Branding brand = info.is_ok() ? Branding::from_json(info->config.page) : Branding{};
-    return with(wait_page(parts[1], query, req.accept_language, req.return_header, brand),
-                Route::kWaitPage);
-  }
-  if (parts.size() == 3 && parts[0] == "v1" && parts[1] == "gate") {
-    if (!get) return method_not_allowed("GET", Route::kGate);
-    return with(gate_route(parts[2], req.cookie), Route::kGate);
-  }
-  if (auto dash = dashboard_route(req, parts)) return std::move(*dash);
-  if (parts.size() == 3 && parts[0] == "v1" && parts[1] == "admin" && parts[2] == "snapshot") {
-    if (req.method != "POST") return method_not_allowed("POST", Route::kSnapshot);
-    if (!authorized(req.authorization)) return with(unauthorized(), Route::kSnapshot);
-    return with(snapshot_route(), Route::kSnapshot);
-  }
-  if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "cluster") {
-    if (!get) return method_not_allowed("GET", Route::kCluster);
-    if (!authorized(req.authorization)) return with(unauthorized(), Route::kCluster);
-    return with(cluster_route(), Route::kCluster);
-  }
-  if (parts.size() >= 2 && parts[0] == "v1" && parts[1] == "rooms") {
-    return rooms_route(req, parts);
-  }
-  return with(error_response(404, "not_found", "no such route"), Route::kNotFound);
+ApiResponse Api::metrics_route() const {
+  ApiResponse r;
+  r.content_type = "text/plain; version=0.0.4";
+  r.body = metrics_.render(engine_, options_.room_metrics);
+  return r;
+}
+
+ApiResponse Api::jwks_route() const {
+  // The public keys (ES256; none for HS256). Clients refetch on an unknown kid, and a new
+  // key comes only with a restart, which keeps the previous one here while rotating.
+  ApiResponse r;
+  r.content_type = "application/jwk-set+json";
+  r.body = tokens_.jwks();
+  r.headers.emplace_back("Cache-Control", "public, max-age=300");
+  return r;
+}
+
+ApiResponse Api::wait_route(const ApiRequest& req, std::string_view room,
+                            std::string_view query) const {
+  auto info = engine_.room_info(room);
+  const Branding brand = info.is_ok() ? Branding::from_json(info->config.page) : Branding{};
+  return wait_page(room, query, req.accept_language, req.return_header, brand);
 }
 
 }  // namespace anteroom

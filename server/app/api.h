@@ -55,7 +55,7 @@ struct ApiRequest {
   // gate, verify and requests carrying the admin key; everything else gets 503 overloaded.
   bool reserve_only = false;
   // Came in on --admin-listen: with one configured, operator routes are answered there only
-  // and visitor routes everywhere else (Api::operator_route).
+  // and visitor routes everywhere else (each route table row says which: route_table.h).
   bool operator_listener = false;
 };
 
@@ -95,6 +95,8 @@ ApiResponse answer_when(const std::function<void(Respond)>& start);
 
 // Wall-clock seconds since the Unix epoch, for token claims.
 int64_t unix_now_s();
+
+enum class Auth : uint8_t;  // route_table.h
 
 class Api {
  public:
@@ -169,14 +171,13 @@ class Api {
   void set_ready(bool ready) { ready_.store(ready, std::memory_order_relaxed); }
 
  private:
-  ApiResponse route(const ApiRequest& req, std::string_view path, std::string_view query) const;
-  // /v1/rooms/...: finds the route (routes_visitor.cc).
-  ApiResponse rooms_route(const ApiRequest& req, const std::vector<std::string_view>& parts) const;
-  // Visitor routes (routes_visitor.cc).
+  friend struct RouteTable;  // the route table (route_table.cc) calls the routes below
+  // The routes, by resource. Api::handle has done what the route's row asks (method,
+  // listener, reserve, key, a valid room name) before any of them runs.
+  // Visitors (routes_visitor.cc, join.cc, gate.cc).
   ApiResponse join_route(std::string_view room, std::string_view body,
                          std::string_view client = {}) const;
-  ApiResponse ticket_route(const ApiRequest& req, std::string_view room,
-                           const std::vector<std::string_view>& parts) const;
+  ApiResponse leave_route(std::string_view room, std::string_view ticket) const;
   ApiResponse ws_route(std::string_view room) const;
   ApiResponse gate_route(std::string_view room, std::string_view cookie) const;
   // A cookie the gate may try (gate.cc): its token and key, the token's claims once
@@ -196,38 +197,40 @@ class Api {
   ApiResponse ticket_read(std::string_view room, std::string_view ticket, bool events) const;
   ApiResponse ticket_read_now(std::string_view room, std::string_view ticket, bool events,
                               bool heartbeat) const;
-  ApiResponse cluster_route() const;
-  // GET /admin, /v1/admin/stream and /v1/admin/rooms/{room}/history (dashboard_routes.cc);
-  // nullopt if the path is none of them.
-  std::optional<ApiResponse> dashboard_route(const ApiRequest& req,
-                                             const std::vector<std::string_view>& parts) const;
-  ApiResponse event_route(const ApiRequest& req, std::string_view room) const;  // event_routes.cc
+  ApiResponse challenge_route(std::string_view room) const;  // join.cc
+  ApiResponse cookie_route(std::string_view room, std::string_view ticket,
+                           std::string_view body) const;
+  // The waiting page and the token keys (api.cc).
+  ApiResponse wait_route(const ApiRequest& req, std::string_view room,
+                         std::string_view query) const;
+  ApiResponse jwks_route() const;
+  // Events and pages: GET for visitors, PUT and DELETE for operators (event_routes.cc,
+  // page_routes.cc).
+  ApiResponse event_route(const ApiRequest& req, std::string_view room) const;
   ApiResponse draw_route(const ApiRequest& req, std::string_view room) const;
   // The draw's answer and its ETag, built once per draw.
   std::pair<std::shared_ptr<const std::string>, std::string> draw_body(std::string_view room,
                                                                        const DrawInfo& d) const;
-  ApiResponse page_route(const ApiRequest& req, std::string_view room) const;  // page_routes.cc
-  ApiResponse challenge_route(std::string_view room) const;                    // join.cc
-  ApiResponse cookie_route(std::string_view room, std::string_view ticket,
-                           std::string_view body) const;
-  // Operator routes (routes_operator.cc).
+  ApiResponse page_route(const ApiRequest& req, std::string_view room) const;
+  // Operators (routes_operator.cc; the dashboard's in dashboard_routes.cc).
   ApiResponse list_rooms() const;
-  ApiResponse room_route(const ApiRequest& req, std::string_view room) const;
+  ApiResponse get_room(std::string_view room) const;
   ApiResponse put_room(std::string_view room, std::string_view body) const;
+  ApiResponse delete_room(std::string_view room) const;
   ApiResponse admit_route(std::string_view room, std::string_view body) const;
   ApiResponse clear_route(std::string_view room) const;
   ApiResponse verify_route(std::string_view room, std::string_view body) const;
   ApiResponse snapshot_route() const;
+  ApiResponse cluster_route() const;
+  ApiResponse metrics_route() const;
+  ApiResponse dashboard_stream_route() const;
+  ApiResponse room_history_route(std::string_view room) const;
   ApiResponse probe_route(bool ready_probe) const;
   bool authorized(std::string_view header) const;  // the admin key
   bool may_verify(std::string_view header) const;  // the admin key or --verify-key
   bool may_scrape(std::string_view header) const;  // either, or --metrics-key
-  // Whether a request is for an operator route, which --admin-listen moves to its own
-  // listener; probes and verify are served on both.
-  static bool operator_route(std::string_view method, std::string_view path);
-  static bool both_listeners(std::string_view path);
-  // What the operator reserve still serves (see ApiRequest::reserve_only).
-  bool reserved_for(const ApiRequest& req) const;
+  // Whether the request carries the key `auth` asks for (route_table.h).
+  bool allowed(const ApiRequest& req, Auth auth) const;
   ApiResponse unauthorized() const;
 
   Engine& engine_;
@@ -259,7 +262,7 @@ ApiResponse error_response(unsigned status, std::string_view code, std::string_v
 // Unix ms as RFC 3339 in UTC with milliseconds ("2026-12-01T01:00:00.000Z").
 std::string rfc3339(int64_t unix_ms);
 // 405 with the Allow header, counted under `r`.
-ApiResponse method_not_allowed(const char* allow, Route r);
+ApiResponse method_not_allowed(std::string_view allow, Route r);
 // An engine error as an HTTP error (404 for unknown room or ticket, 503 for a full room...).
 ApiResponse engine_error(const Status& st);
 // A request body that must be a JSON object (`allow_empty`: an empty body reads as {}). On

@@ -6,22 +6,6 @@
 
 namespace anteroom {
 
-const char* route_name(Route r) {
-  static constexpr const char* kNames[] = {"join",         "status",    "leave",
-                                           "events",       "websocket", "wait_page",
-                                           "put_room",     "get_room",  "list_rooms",
-                                           "delete_room",  "admit",     "clear",
-                                           "verify",       "gate",      "jwks",
-                                           "metrics",      "healthz",   "readyz",
-                                           "snapshot",     "cookie",    "cluster",
-                                           "event",        "draw",      "page",
-                                           "challenge",    "dashboard", "dashboard_stream",
-                                           "room_history", "not_found", "cross_site",
-                                           "unrouted"};
-  static_assert(std::size(kNames) == static_cast<size_t>(Route::kCount));
-  return kNames[static_cast<size_t>(r)];
-}
-
 size_t Metrics::my_shard() {
   static std::atomic<size_t> next{0};
   thread_local size_t mine = next.fetch_add(1, kRelaxed) % kShards;

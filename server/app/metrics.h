@@ -47,6 +47,7 @@ enum class Route : uint8_t {
   kUnrouted,   // refused by the transport before routing: bad HTTP, 413, 431, shutting down
   kCount
 };
+// The route label in /metrics (from the route table, route_table.cc).
 const char* route_name(Route r);
 
 enum class ConnKind : uint8_t { kHttp, kSse, kWebSocket, kCount };

@@ -122,23 +122,22 @@ ApiResponse Api::verify_route(std::string_view room, std::string_view body) cons
   });
 }
 
-ApiResponse Api::room_route(const ApiRequest& req, std::string_view room) const {
-  const std::string_view m = req.method;
-  if (m == "PUT") return put_room(room, req.body);
-  if (m == "DELETE") {
-    return answer_when([&](const Respond& respond) {
-      engine_.delete_room_async(room, [respond](const Status& st) {
-        ApiResponse res;
-        res.status = 204;
-        respond(st.is_ok() ? std::move(res) : engine_error(st));
-      });
-    });
-  }
+ApiResponse Api::get_room(std::string_view room) const {
   auto info = engine_.room_info(room);
   if (!info.is_ok()) return engine_error(info.status());
   ApiResponse res;
   res.body = to_json(room_json(info.value()));
   return res;
+}
+
+ApiResponse Api::delete_room(std::string_view room) const {
+  return answer_when([&](const Respond& respond) {
+    engine_.delete_room_async(room, [respond](const Status& st) {
+      ApiResponse res;
+      res.status = 204;
+      respond(st.is_ok() ? std::move(res) : engine_error(st));
+    });
+  });
 }
 
 ApiResponse Api::list_rooms() const {
