@@ -63,8 +63,8 @@ pair "status, one ticket (plain wrk)" "/v1/rooms/bench/tickets/$one"
 pair "status, random ticket of 100,000 (Lua picks)" "" -s "$work/status.lua"
 pair "join, anonymous (POST)" "/v1/rooms/bench/tickets" -s "$work/join.lua"
 cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
-# bench/access_log_bench.sh's section stays (from its marker to the end).
-kept=$(sed -n '/^<!-- access-log/,$p' "$OUT" 2>/dev/null || true)
+# The sections written by hand or by bench/access_log_bench.sh stay (from the first marker on).
+kept=$(sed -n '/^<!-- \(route-table\|access-log\)/,$p' "$OUT" 2>/dev/null || true)
 
 cat >"$OUT" <<MD
 # Server benchmarks
