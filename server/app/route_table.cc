@@ -56,8 +56,7 @@ bool match_pattern(std::string_view pattern, std::string_view path, std::string_
 struct RouteTable {
   using A = const Api&;
   using C = const RouteCall&;
-  static constexpr Audience kV = Audience::kVisitor, kO = Audience::kOperator,
-                            kB = Audience::kBoth;
+  static constexpr Audience kV = Audience::kVisitor, kO = Audience::kOperator, kB = Audience::kBoth;
   static constexpr Auth kNone = Auth::kNone, kAdmin = Auth::kAdmin;
   static constexpr RouteRow kRows[] = {
       // Visitors: the busy ones first.
@@ -67,8 +66,8 @@ struct RouteTable {
        [](A a, C c) { return a.join_route(c.room, c.req.body, c.req.client); }},
       {kGet | kHead, "/v1/gate/{room}", Route::kGate, "gate", kV, true, false, kNone,
        [](A a, C c) { return a.gate_route(c.room, c.req.cookie); }},
-      {kGet, "/v1/rooms/{room}/tickets/{ticket}/events", Route::kEvents, "events", kV, false,
-       false, kNone, [](A a, C c) { return a.ticket_read(c.room, c.ticket, true); }},
+      {kGet, "/v1/rooms/{room}/tickets/{ticket}/events", Route::kEvents, "events", kV, false, false,
+       kNone, [](A a, C c) { return a.ticket_read(c.room, c.ticket, true); }},
       {kDelete, "/v1/rooms/{room}/tickets/{ticket}", Route::kLeave, "leave", kV, false, false,
        kNone, [](A a, C c) { return a.leave_route(c.room, c.ticket); }},
       {kPost, "/v1/rooms/{room}/tickets/{ticket}/cookie", Route::kCookie, "cookie", kV, false,
@@ -77,17 +76,17 @@ struct RouteTable {
        [](A a, C c) { return a.ws_route(c.room); }},
       {kGet | kHead, "/wait/{room}", Route::kWaitPage, "wait_page", kV, false, false, kNone,
        [](A a, C c) { return a.wait_route(c.req, c.room, c.query); }},
-      {kGet, "/v1/rooms/{room}/challenge", Route::kChallenge, "challenge", kV, false, false,
-       kNone, [](A a, C c) { return a.challenge_route(c.room); }},
+      {kGet, "/v1/rooms/{room}/challenge", Route::kChallenge, "challenge", kV, false, false, kNone,
+       [](A a, C c) { return a.challenge_route(c.room); }},
       {kGet | kHead, "/.well-known/jwks.json", Route::kJwks, "jwks", kV, false, false, kNone,
        [](A a, C) { return a.jwks_route(); }},
       // An event and a page: read by visitors, written by operators.
       {kGet | kHead, "/v1/rooms/{room}/event", Route::kEvent, "event", kV, false, false, kNone,
        [](A a, C c) { return a.event_route(c.req, c.room); }},
-      {kPut | kDelete, "/v1/rooms/{room}/event", Route::kEvent, "event", kO, false, false,
-       kAdmin, [](A a, C c) { return a.event_route(c.req, c.room); }},
-      {kGet | kHead, "/v1/rooms/{room}/event/draw", Route::kDraw, "draw", kV, false, false,
-       kNone, [](A a, C c) { return a.draw_route(c.req, c.room); }},
+      {kPut | kDelete, "/v1/rooms/{room}/event", Route::kEvent, "event", kO, false, false, kAdmin,
+       [](A a, C c) { return a.event_route(c.req, c.room); }},
+      {kGet | kHead, "/v1/rooms/{room}/event/draw", Route::kDraw, "draw", kV, false, false, kNone,
+       [](A a, C c) { return a.draw_route(c.req, c.room); }},
       {kGet | kHead, "/v1/rooms/{room}/page", Route::kPage, "page", kV, false, false, kNone,
        [](A a, C c) { return a.page_route(c.req, c.room); }},
       {kPut | kDelete, "/v1/rooms/{room}/page", Route::kPage, "page", kO, false, false, kAdmin,

@@ -115,8 +115,8 @@ TEST(RouteTable, EveryRouteHasARowAndNoTwoRowsTakeTheSameRequest) {
 
 TEST(RouteTable, PatternsTakeWholeSegments) {
   std::string_view room, ticket;
-  EXPECT_TRUE(match_pattern("/v1/rooms/{room}/tickets/{ticket}", "/v1/rooms/a/tickets/b", &room,
-                            &ticket));
+  EXPECT_TRUE(
+      match_pattern("/v1/rooms/{room}/tickets/{ticket}", "/v1/rooms/a/tickets/b", &room, &ticket));
   EXPECT_EQ(room, "a");
   EXPECT_EQ(ticket, "b");
   EXPECT_FALSE(match_pattern("/v1/rooms/{room}", "/v1/rooms/a/tickets", &room, &ticket));
