@@ -295,11 +295,17 @@ ApiResponse Api::handle(const ApiRequest& req) const {
     return with(no, row.route);
   }
   if (row.pattern.find("{room}") != std::string_view::npos && !valid_room_name(f.room)) {
+    // The gate answers a proxy's auth subrequest, which takes only 2xx, 401 and 403 (nginx
+    // makes anything else a 500): no room of such a name admits anyone.
+    if (row.route == Route::kGate) {
+      return with(error_response(401, "no_admission", "no valid admission: not a room name"),
+                  row.route);
+    }
     return with(error_response(400, "invalid_room_name",
                                "room names are 1-64 characters of A-Z a-z 0-9 _ -"),
                 row.route);
   }
-  return with(row.handler(*this, RouteCall{req, query, f.room, f.ticket, row.route}), row.route);
+  return with(row.handler(*this, RouteCall{req, query, f.room, f.ticket}), row.route);
 }
 
 // /healthz and /readyz.

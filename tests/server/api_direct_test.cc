@@ -113,6 +113,19 @@ TEST(RouteTable, EveryRouteHasARowAndNoTwoRowsTakeTheSameRequest) {
   }
 }
 
+TEST(RouteTable, PatternsNameOnlyTheRoomAndTheTicket) {
+  for (const RouteRow& row : route_table()) {
+    std::string_view p = row.pattern;
+    EXPECT_TRUE(p.starts_with('/')) << p;
+    for (size_t open = p.find('{'); open != std::string_view::npos; open = p.find('{', open + 1)) {
+      const size_t close = p.find('}', open);
+      ASSERT_NE(close, std::string_view::npos) << p;
+      const std::string_view name = p.substr(open + 1, close - open - 1);
+      EXPECT_TRUE(name == "room" || name == "ticket") << p;
+    }
+  }
+}
+
 TEST(RouteTable, PatternsTakeWholeSegments) {
   std::string_view room, ticket;
   EXPECT_TRUE(
@@ -160,6 +173,11 @@ TEST_F(ApiDirect, ABadRoomNameIsRefusedUnderItsRoute) {
   EXPECT_EQ(r.status, 400u);
   EXPECT_EQ(r.route, Route::kWaitPage);
   EXPECT_NE(r.body.find("invalid_room_name"), std::string::npos);
+  // The gate answers a proxy's subrequest: 401, never 400, which nginx would make a 500.
+  ApiResponse gate = call("GET", "/v1/gate/bad!name");
+  EXPECT_EQ(gate.status, 401u);
+  EXPECT_NE(gate.body.find("no_admission"), std::string::npos);
+  EXPECT_EQ(call("GET", "/v1/gate/").status, 401u);
   // The key first: an anonymous caller learns nothing of the name.
   EXPECT_EQ(call("PUT", "/v1/rooms/bad!name", "{}").status, 401u);
 }
