@@ -4,19 +4,23 @@
 #include "server/app/dashboard_feed.h"
 
 namespace anteroom {
+namespace {
+
+ApiResponse no_feed() {
+  return error_response(503, "not_ready", "the dashboard feed is not running");
+}
+
+}  // namespace
+
 ApiResponse Api::dashboard_stream_route() const {
-  if (dashboard_ == nullptr) {
-    return error_response(503, "not_ready", "the dashboard feed is not running");
-  }
+  if (dashboard_ == nullptr) return no_feed();
   ApiResponse r;
   r.upgrade = ApiResponse::Upgrade::kDashboard;
   return r;
 }
 
 ApiResponse Api::room_history_route(std::string_view room) const {
-  if (dashboard_ == nullptr) {
-    return error_response(503, "not_ready", "the dashboard feed is not running");
-  }
+  if (dashboard_ == nullptr) return no_feed();
   if (auto info = engine_.room_info(room); !info.is_ok()) return engine_error(info.status());
   ApiResponse r;
   // A room made within the last second has no sample yet: an empty history.

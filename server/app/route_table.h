@@ -38,7 +38,6 @@ struct RouteCall {
   std::string_view query;
   std::string_view room;
   std::string_view ticket;
-  Route route;
 };
 
 struct RouteRow {
