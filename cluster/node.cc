@@ -298,7 +298,7 @@ Result<std::vector<RestoredTicket>> Node::export_tickets(std::string_view room) 
 unsigned Node::shard_count() const { return replica_->shard_count(); }
 unsigned Node::shard_of(std::string_view room) const { return replica_->shard_of(room); }
 void Node::run_shard(unsigned shard) { replica_->run_shard(shard); }
-bool Node::idle() const { return replica_->idle(); }
+int64_t Node::next_due_ms() const { return replica_->next_due_ms(); }
 void Node::set_wake_hook(std::function<void()> wake) { replica_->set_wake_hook(std::move(wake)); }
 uint64_t Node::room_set_version() const { return replica_->room_set_version(); }
 size_t Node::poll_events(std::vector<Event>& out, size_t max) {

@@ -61,7 +61,7 @@ class Node final : public ClusterEngine {
   unsigned shard_count() const override;
   unsigned shard_of(std::string_view room) const override;
   void run_shard(unsigned shard) override;
-  bool idle() const override;
+  int64_t next_due_ms() const override;
   void set_wake_hook(std::function<void()> wake) override;
   uint64_t room_set_version() const override;
   size_t poll_events(std::vector<Event>& out, size_t max) override;

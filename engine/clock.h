@@ -9,6 +9,9 @@
 
 namespace anteroom {
 
+// A deadline that never comes: what a timer reports when nothing is due.
+constexpr int64_t kNoDeadline = INT64_MAX;
+
 class Clock {
  public:
   virtual ~Clock() = default;

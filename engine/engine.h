@@ -14,8 +14,9 @@
 // with a free slot is admitted before join() returns, by the joining thread, unless another
 // thread is working on that room at that moment, in which case that thread admits it before
 // it lets go. Leaves hand a freed slot on the same way. What depends on time (expiries,
-// admissions held back by admit_per_second) happens when someone calls run_shard(); the
-// server does so every few milliseconds. Operator calls (admit, clear, put/delete room) do
+// admissions held back by admit_per_second, an event's phases) happens when someone calls
+// run_shard(); next_due_ms() says when that is next needed, and the server's pump sleeps
+// until then. Operator calls (admit, clear, put/delete room) do
 // their work before they return.
 #pragma once
 
@@ -40,7 +41,6 @@ namespace anteroom {
 struct EngineOptions {
   unsigned shards = 0;                 // rooms are spread over shards; 0 = hardware threads
   size_t max_rooms = 10'000;           // put_room beyond this is refused
-  int64_t sweep_interval_ms = 1000;    // how often owners look for expired tickets
   size_t max_queued_events = 1 << 20;  // push hints past this many unread are dropped, counted
   int64_t reclaim_interval_ms = 100;   // how often run_shard frees memory no reader sees
   std::shared_ptr<const Clock> clock;  // null = SteadyClock
@@ -63,8 +63,8 @@ struct EngineStats {
   // Since start, over every room (deleted ones too): counters that only grow.
   uint64_t admitted = 0;
   std::array<uint64_t, 6> expired{};  // indexed by EndReason
-  // Rooms' timer passes run_shard made: a room with nothing that can come due sleeps, and
-  // costs none until a write wakes it.
+  // Rooms' passes run_shard made: a room is passed when something in it is due or a write
+  // woke it, and costs nothing otherwise.
   uint64_t room_passes = 0;
   // An engine that stores: how long its log's syncs (fdatasync) took. None for the others.
   std::optional<LatencyHistogram> log_syncs;
@@ -163,10 +163,11 @@ class Engine {
   void run_all() {
     for (unsigned s = 0; s < shard_count(); ++s) run_shard(s);
   }
-  // True when no room needs a pass: run_shard would do nothing until a write wakes a room,
-  // which calls the wake hook. False when the engine cannot tell (run_shard must keep
-  // running on its tick).
-  virtual bool idle() const { return false; }
+  // When run_shard next has work, in the clock's ms: at or before now when it has work now,
+  // kNoDeadline (clock.h) when none until a write wakes a room, which calls the wake hook. An
+  // engine that cannot tell says 0 (always due: run_shard must keep running on a tick).
+  virtual int64_t next_due_ms() const { return 0; }
+  bool idle() const { return next_due_ms() == kNoDeadline; }
   // `wake` (any thread, cheap, must not call back into the engine) is called when a write
   // gives an idle engine work. Set once, before the engine is shared between threads.
   virtual void set_wake_hook(std::function<void()> wake) { wake = nullptr; }  // never idle

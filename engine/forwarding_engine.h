@@ -66,7 +66,7 @@ class ForwardingEngine : public Engine {
   unsigned shard_count() const override { return inner_->shard_count(); }
   unsigned shard_of(std::string_view room) const override { return inner_->shard_of(room); }
   void run_shard(unsigned shard) override { inner_->run_shard(shard); }
-  bool idle() const override { return inner_->idle(); }
+  int64_t next_due_ms() const override { return inner_->next_due_ms(); }
   void set_wake_hook(std::function<void()> wake) override {
     inner_->set_wake_hook(std::move(wake));
   }

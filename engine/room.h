@@ -113,17 +113,20 @@ class Room {
   // Fills a new, empty room with recovered tickets (see Engine::restore_room). Not journaled.
   // The next join gets `next_seq`, or the seq after the last ticket if that is higher.
   Status restore(const std::vector<RestoredTicket>& tickets, uint64_t next_seq = 0);
-  // Sweeps for expiries (when `sweep_interval_ms` has passed since the last sweep), admits
-  // what auto mode allows, publishes the admission rate, emits hints. Returns true when the
-  // room may sleep: nothing can come due in it until a write (a join, a config, a record)
-  // wakes it, because it has no live ticket, no event, no admission in the rate's window,
-  // and a sweep has run since it became so.
-  bool run(int64_t sweep_interval_ms);
+  // Does what is due: moves the event, sweeps for expiries once the earliest deadline of a
+  // live ticket has come, admits what auto mode allows, publishes the admission rate, emits
+  // hints. Returns when it next has something due (engine ms): the earliest expiry, the next
+  // admission token while someone waits, the event's next phase, the next second while the
+  // rate or the wait estimate moves; kNoDeadline when nothing can come due until a write (a
+  // join, a config, a record) wakes it.
+  int64_t run();
 
-  // The shard's scheduling of this room's passes (sharded_engine_impl.h): true while the
-  // room is in the shard's run list or on its way there; `unlisted` once it left the shard
-  // (guarded by the shard's wake_mu).
+  // The shard's scheduling of this room's passes (sharded_engine_impl.h): `scheduled` is true
+  // while the room is in the shard's woken list or on its way there; `timed` is the due time
+  // of its valid entry in the shard's deadline heap (kNoDeadline: none; guarded by the shard's
+  // rooms_mu); `unlisted` once it left the shard (guarded by the shard's wake_mu).
   std::atomic<bool> scheduled{true};
+  int64_t timed = kNoDeadline;
   bool unlisted = false;
   uint64_t admit(uint64_t count);
   uint64_t clear();
@@ -281,14 +284,23 @@ class Room {
   uint64_t admit_asked(int64_t now_ms, uint64_t count);  // admit() and apply_admit()
   uint64_t admit_from_draw(uint64_t budget);
   bool abandoned(const Slot& s, uint32_t now) const;
-  void note_freed(const Slot& s);  // a slot freed: its hold, for the wait estimate
+  // When live ticket `s` (in `packed` state) is next due to expire, in engine ms.
+  int64_t deadline_of(const Slot& s, uint8_t packed) const;
+  // A visitor made a deadline at `ms` (a join, a first use): run() sweeps by then.
+  void note_deadline(int64_t ms);
+  // run()'s answer, after its pass (room_schedule.cc).
+  int64_t next_due(int64_t now_ms) const;
+  int64_t admission_due(int64_t now_ms) const;  // the next admission token, if one is awaited
+  int64_t event_due(int64_t now_ms) const;      // the event's next phase
+  void note_freed(const Slot& s);               // a slot freed: its hold, for the wait estimate
   void publish_pace(int64_t now_ms);
   void drain_inbox();
   // Ticket `seq` ended: forget its user's entry, count it for giving memory back.
   void on_ended(uint64_t seq, Slot& slot);
   uint64_t admission_budget(int64_t now_ms, bool rate_capped);
   uint64_t admit_from_cursor(uint64_t budget);
-  void sweep();
+  // Expires what is due; returns the earliest deadline of the live tickets left.
+  int64_t sweep();
   void expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why);
   void emit_changes();
   void publish_rate(int64_t now_ms);
@@ -363,8 +375,14 @@ class Room {
   uint64_t owed_ = 0;
   void take_tokens(uint64_t admitted);
   int64_t tokens_at_ms_ = 0;
-  int64_t last_sweep_ms_;
-  int64_t idle_since_ms_ = -1;  // run(): since when nothing could come due; -1: not idle
+  // At or before the earliest deadline of any live ticket (a sweep then computes it again);
+  // kNoDeadline when there is none. Set to kSweepNow by whatever may move deadlines sooner
+  // on the owner side (a configuration, a restore).
+  int64_t sweep_due_ms_ = kNoDeadline;
+  static constexpr int64_t kSweepNow = INT64_MIN;
+  // The earliest deadline visitors made since run() last looked (a join, a first use):
+  // written with a CAS only when sooner, so a busy room's joins mostly just load it.
+  std::atomic<int64_t> hinted_due_ms_{kNoDeadline};
   RateWindow rate_window_;
   HoldWindow holds_;
   uint64_t random_picks_ = 0;  // random mode: picks so far (the deterministic draw's counter)

@@ -46,6 +46,8 @@ bool Room::admit_one(uint64_t seq, Slot& s, uint8_t& packed, uint32_t now) {
   }
   journal(change(Change::Kind::kAdmit, seq));
   holders_.push_back(seq);
+  sweep_due_ms_ =
+      std::min(sweep_due_ms_, deadline_of(s, pack_state(TicketState::kAllowed, EndReason::kNone)));
   owner_add(in_use_, 1);
   sink_.emit(ticket_event(Event::Kind::kAdmitted, seq, s, EndReason::kNone));
   return true;

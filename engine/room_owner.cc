@@ -45,6 +45,7 @@ void Room::set_config(const RoomConfig& given, bool journal_it) {
     opens_at_ms_.store(c.event.start_at_ms, std::memory_order_relaxed);
     event_phase_.store(static_cast<uint8_t>(c.event.phase), std::memory_order_release);
     apply_settings();
+    sweep_due_ms_ = kSweepNow;  // timeouts may have shortened
     if (journal_it) {
       Change ch = change(Change::Kind::kRoomPut, 0);
       ch.config = &c;
@@ -69,6 +70,7 @@ Change Room::change(Change::Kind kind, uint64_t seq) const {
 
 Status Room::restore(const std::vector<RestoredTicket>& tickets, uint64_t next_seq) {
   if (line_.claimed() != 0) return {Code::kInvalidArgument, "restore needs an empty room"};
+  sweep_due_ms_ = kSweepNow;  // (under no owner lock: nobody else sees the room yet)
   for (size_t i = 0; i < tickets.size(); ++i) {
     if (tickets[i].seq >= Line::kMaxTickets)
       return {Code::kInvalidArgument, "a restored ticket's seq is beyond the room's range"};
@@ -232,23 +234,6 @@ void Room::expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why) {
   on_ended(seq, slot);
 }
 
-void Room::sweep() {
-  const uint32_t now = now_tick();
-  for_each_waiting([&](uint64_t seq, Slot& s, uint8_t packed) {
-    if (due(s, packed, EndReason::kAbandoned, now)) expire(seq, s, packed, EndReason::kAbandoned);
-  });
-  auto keep = holders_.begin();
-  for (uint64_t seq : holders_) {
-    Slot* s = line_.find(seq);
-    uint8_t packed = load_state(*s);
-    for (EndReason why : {EndReason::kAllowedUnused, EndReason::kSessionIdle}) {
-      if (due(*s, packed, why, now)) expire(seq, *s, packed, why);
-    }
-    if (holds_slot(state_of(packed))) *keep++ = seq;
-  }
-  holders_.erase(keep, holders_.end());
-}
-
 void Room::emit_changes() {
   if (positions_moved_) {
     sink_.emit(room_event(Event::Kind::kPositionsMoved));
@@ -260,35 +245,6 @@ void Room::emit_changes() {
     published_ = {e.waiting, e.active, e.capacity};
     sink_.emit(std::move(e));
   }
-}
-
-bool Room::run(int64_t sweep_interval_ms) {
-  return with_owner([&] {
-    const int64_t now_ms = env_.clock.now_ms();
-    if (env_.replica) {  // nothing decided by the clock: tidy up and refresh the rate
-      prune_holders();
-      publish_rate(now_ms);
-    } else {
-      advance_event(now_ms);
-      if (now_ms - last_sweep_ms_ >= sweep_interval_ms) {
-        drain_inbox();  // a ticket that left is not expired as well
-        sweep();
-        last_sweep_ms_ = now_ms;
-      }
-      pass();
-      publish_rate(now_ms);
-    }
-    const bool idle = in_use_.load(std::memory_order_relaxed) == 0 && line_.waiting() == 0 &&
-                      rate_.load(std::memory_order_relaxed) == 0 && !base_.event.exists();
-    if (!idle) {
-      idle_since_ms_ = -1;
-      return false;
-    }
-    if (idle_since_ms_ < 0) idle_since_ms_ = now_ms;
-    // A replica sweeps nothing; the owner sleeps once a sweep has seen the room idle (what
-    // left meanwhile is drained, ended memory given back).
-    return env_.replica || last_sweep_ms_ > idle_since_ms_;
-  });
 }
 
 uint64_t Room::clear() {

@@ -14,10 +14,9 @@ Room::Room(std::string name, const RoomConfig& config, const RoomEnv& env, Event
       env_(env),
       epoch_ms_(epoch_ms.value_or(env.epoch_ms)),
       sink_(sink),
-      users_(&Room::user_of, this),
-      last_sweep_ms_(env.clock.now_ms()) {
+      users_(&Room::user_of, this) {
   tokens_ = config.admit_per_second;
-  tokens_at_ms_ = last_sweep_ms_;
+  tokens_at_ms_ = env.clock.now_ms();
   set_config(config, false);
 }
 
@@ -69,6 +68,7 @@ Result<std::pair<uint64_t, uint64_t>> Room::publish_new(const TicketExtra* extra
   // release: the tag, extra and last_seen above are visible to whoever sees WAITING.
   std::atomic_ref<uint8_t>(s.state).store(pack_state(TicketState::kWaiting, EndReason::kNone),
                                           std::memory_order_release);
+  note_deadline(deadline_of(s, pack_state(TicketState::kWaiting, EndReason::kNone)));
   return std::pair{seq, durable_at};
 }
 
@@ -314,6 +314,7 @@ Result<TicketDetail> Room::activate_slot(uint64_t seq, Slot& s, std::string_view
       journal(change(Change::Kind::kActivate, seq));
       packed = active;
       first_use = true;
+      note_deadline(deadline_of(s, active));  // a session may end before its admission would
       break;
     }
   }

@@ -82,7 +82,6 @@ Status ShardedEngine::add_room(std::unique_ptr<Room> room) {
     shard.rooms.push_back(std::move(room));
   }
   room_set_version_.fetch_add(1, std::memory_order_acq_rel);
-  if (wake_hook_) wake_hook_();  // the new room's first pass
   return Status::ok();
 }
 
@@ -258,38 +257,20 @@ unsigned ShardedEngine::shard_of(std::string_view name) const {
   return static_cast<unsigned>(std::hash<std::string_view>{}(name) % shards_.size());
 }
 
-// A room whose pass found it may sleep leaves the hot list unless a write came meanwhile:
-// its flag is cleared, then it is looked at again (a write before the clear is seen here; one
-// after it sees the flag clear and wakes the room itself). False: it stays.
-bool ShardedEngine::may_sleep(Room& room) const {
-  room.scheduled.store(false, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (room.run(options_.sweep_interval_ms)) return true;
-  // Busy again. If a writer set the flag first, the room is in `woken` already: it leaves
-  // the hot list, to come back from there.
-  return room.scheduled.exchange(true, std::memory_order_acq_rel);
-}
-
 void ShardedEngine::run_shard(unsigned index) {
   Shard& shard = *shards_.at(index);
   {
     epoch::Guard pinned;
     std::lock_guard rooms(shard.rooms_mu);
-    {
-      std::lock_guard lock(shard.wake_mu);
-      shard.hot.insert(shard.hot.end(), shard.woken.begin(), shard.woken.end());
-      shard.woken.clear();
+    shard.take_due(clock_->now_ms(), shard.running);
+    shard.passes.fetch_add(shard.running.size(), std::memory_order_relaxed);
+    for (Room* room : shard.running) {
+      // Cleared before the pass looks (Shard::wake says why).
+      room->scheduled.store(false, std::memory_order_seq_cst);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      shard.schedule(room, room->run());
     }
-    shard.passes.fetch_add(shard.hot.size(), std::memory_order_relaxed);
-    for (size_t i = 0; i < shard.hot.size();) {
-      Room* room = shard.hot[i];
-      if (!room->run(options_.sweep_interval_ms) || !may_sleep(*room)) {
-        ++i;
-        continue;
-      }
-      shard.hot[i] = shard.hot.back();
-      shard.hot.pop_back();
-    }
+    shard.running.clear();
   }
   // Memory given back (ended segments, deleted rooms) is freed once no reader can see it;
   // a reclaim costs membarrier calls, so at most one per reclaim_interval_ms unless a lot
@@ -302,14 +283,17 @@ void ShardedEngine::run_shard(unsigned index) {
   }
 }
 
-// Memory waiting to be freed counts as work: run_shard frees it.
-bool ShardedEngine::idle() const {
-  if (epoch::pending() != 0) return false;
+// Memory waiting to be freed counts as work: run_shard frees it, within reclaim_interval_ms.
+int64_t ShardedEngine::next_due_ms() const {
+  int64_t due = kNoDeadline;
+  if (epoch::pending() != 0) {
+    due = last_reclaim_ms_.load(std::memory_order_relaxed) + options_.reclaim_interval_ms;
+  }
   for (const auto& shard : shards_) {
     std::lock_guard rooms(shard->rooms_mu);
-    if (!shard->asleep()) return false;
+    due = std::min(due, shard->next_due());
   }
-  return true;
+  return due;
 }
 
 size_t ShardedEngine::poll_events(std::vector<Event>& out, size_t max) {

@@ -4,13 +4,14 @@
 // Each room has one owner at a time (the holder of its owner lock, see room.h) that alone
 // admits, expires and journals those changes. Visitors (join, status, heartbeat, leave) never
 // wait for that lock: they work on the room's line with atomics (see line.h), and a join or
-// leave that needs owner work asks for it without waiting. Rooms are spread over shards only
-// so that run_shard() splits the timer work; each shard also keeps a bounded queue of push
-// hints.
+// leave that needs owner work asks for it without waiting. Each shard keeps its rooms' next
+// deadlines, so run_shard() passes only the rooms something is due in, and a bounded queue
+// of push hints.
 #pragma once
 
 #include <concurrentqueue/concurrentqueue.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -37,22 +38,32 @@ struct Shard final : EventSink {
     events.enqueue(std::move(e));
   }
 
-  std::mutex rooms_mu;                       // guards rooms and hot
+  std::mutex rooms_mu;                       // guards rooms, the heap and rooms' `timed`
   std::vector<std::unique_ptr<Room>> rooms;  // every room of the shard
 
-  // Which rooms run_shard passes: those in `hot`, every time, until a pass finds one may
-  // sleep (Room::run); a sleeping room costs nothing until a write wakes it into `woken`,
-  // which the next run_shard moves to `hot`. A room is in at most one of the two, and in
-  // one exactly when its `scheduled` flag is set. Why no wake is lost: the writer changes
-  // the room, then (after a full fence) reads the flag; run_shard clears the flag, then
-  // (after a full fence) looks at the room again (Room::run), so one of them sees the other.
-  std::vector<Room*> hot;
+  // Which rooms run_shard passes: those woken since the last run (a write came: `woken`),
+  // and those whose time came (`heap`, a min-heap of (due, room) by Room::run's answer). A
+  // room has at most one valid heap entry, the one whose time equals its `timed`; an entry
+  // left behind when the room's time moved is dropped when it comes up (lazily, as nginx's
+  // timer tree and Seastar's timer_set do), and a time that moved later keeps the earlier
+  // entry, which then runs a pass that finds nothing and answers the later time.
+  //
+  // A room is in `woken` at most once: while its `scheduled` flag is set. Why no wake is
+  // lost: the writer changes the room, then (after a full fence) reads the flag; run_shard
+  // clears the flag, then (after a full fence) passes the room, so either the pass sees the
+  // write or the writer sees the flag clear and wakes the room again.
+  struct Timed {
+    int64_t due;
+    Room* room;
+    bool operator>(const Timed& o) const { return due > o.due; }
+  };
+  std::vector<Timed> heap;          // std::push_heap with std::greater: the earliest on top
   std::atomic<uint64_t> passes{0};  // statistics: relaxed
   std::mutex wake_mu;               // guards woken and each room's `unlisted`
   std::vector<Room*> woken;
+  std::vector<Room*> running;  // run_shard's (under rooms_mu): the rooms of this pass
 
-  // After a write to `r` (any thread, pinned so that `r` is alive): runs it at the next pass
-  // if it sleeps.
+  // After a write to `r` (any thread, pinned so that `r` is alive): runs it at the next pass.
   void wake(Room& r) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (r.scheduled.load(std::memory_order_relaxed) ||
@@ -66,20 +77,50 @@ struct Shard final : EventSink {
     }
     if (wake_hook) wake_hook();
   }
-  // Nothing to pass (caller holds rooms_mu): every room sleeps, and none was woken.
-  bool asleep() {
-    if (!hot.empty()) return false;
-    std::lock_guard lock(wake_mu);
-    return woken.empty();
+  // When the shard next has work (caller holds rooms_mu): a woken room now (INT64_MIN),
+  // else the heap's earliest entry (perhaps one left behind: a pass that finds nothing).
+  int64_t next_due() {
+    {
+      std::lock_guard lock(wake_mu);
+      if (!woken.empty()) return INT64_MIN;
+    }
+    return heap.empty() ? kNoDeadline : heap.front().due;
   }
-  // `r` joins the shard (caller holds rooms_mu): passed from the next run on.
+  // `r` is due at `due` (caller holds rooms_mu), from its last pass.
+  void schedule(Room* r, int64_t due) {
+    if (due >= r->timed) return;  // the entry it has comes first
+    r->timed = due;
+    heap.push_back({due, r});
+    std::push_heap(heap.begin(), heap.end(), std::greater<>{});
+  }
+  // Moves into `out` the rooms woken or due at `now` (caller holds rooms_mu); each once.
+  void take_due(int64_t now, std::vector<Room*>& out) {
+    {
+      std::lock_guard lock(wake_mu);
+      out.swap(woken);
+    }
+    while (!heap.empty() && heap.front().due <= now) {
+      const Timed t = heap.front();
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
+      heap.pop_back();
+      if (t.due != t.room->timed) continue;  // left behind
+      t.room->timed = kNoDeadline;
+      if (!t.room->scheduled.load(std::memory_order_relaxed)) out.push_back(t.room);
+    }
+  }
+  // `r` joins the shard (caller holds rooms_mu): passed at the next run.
   void list(Room* r) {
     r->scheduled.store(true, std::memory_order_relaxed);
-    hot.push_back(r);
+    {
+      std::lock_guard lock(wake_mu);
+      woken.push_back(r);
+    }
+    if (wake_hook) wake_hook();
   }
   // `r` leaves the shard (caller holds rooms_mu): no pass or wake will reach it.
   void unlist(Room* r) {
-    std::erase(hot, r);
+    std::erase_if(heap, [r](const Timed& t) { return t.room == r; });
+    std::make_heap(heap.begin(), heap.end(), std::greater<>{});
     std::lock_guard lock(wake_mu);
     r->unlisted = true;
     std::erase(woken, r);
@@ -120,7 +161,7 @@ class ShardedEngine final : public ReplicaEngine {
   unsigned shard_count() const override { return static_cast<unsigned>(shards_.size()); }
   unsigned shard_of(std::string_view name) const override;
   void run_shard(unsigned index) override;
-  bool idle() const override;
+  int64_t next_due_ms() const override;
   void set_wake_hook(std::function<void()> wake) override { wake_hook_ = std::move(wake); }
   uint64_t room_set_version() const override {
     return room_set_version_.load(std::memory_order_acquire);
@@ -151,7 +192,6 @@ class ShardedEngine final : public ReplicaEngine {
   Status create_room(std::string_view name, const RoomConfig& config,
                      std::optional<int64_t> epoch_ms);
   Status drop_room(std::string_view name);
-  bool may_sleep(Room& room) const;  // run_shard's: see sharded_engine.cc
 
   // f(room) for the room named `name`, or room_not_found.
   template <typename T>

@@ -289,7 +289,7 @@ void add_server_flags(po::options_description& d, Options& o, Switches& off) {
     ("push-interval", po::value(&o.push_interval_ms)->default_value(o.push_interval_ms), "ms: at most one position update per stream in this interval")
     ("stream-keepalive", po::value(&o.stream_keepalive_s)->default_value(o.stream_keepalive_s), "seconds: an SSE stream gets its status at least this often")
     ("stream-queue", po::value(&o.stream_queue_limit)->default_value(o.stream_queue_limit), "messages queued per SSE/WebSocket stream before it is dropped as too slow")
-    ("owner-tick", po::value(&o.owner_tick_ms)->default_value(o.owner_tick_ms), "ms between admission and expiry passes")
+    ("owner-tick", po::value(&o.owner_tick_ms)->default_value(o.owner_tick_ms), "ms at least between the passes that writes call for (deadlines are met on time)")
     ("max-connections-per-address", po::value(&o.max_connections_per_address)->default_value(o.max_connections_per_address), "open connections from one client address at most; more are answered 503")
     ("operator-reserve", po::value(&o.operator_reserve)->default_value(o.operator_reserve), "connections under --max-connections kept for health, metrics and operator requests")
     ("max-rooms", po::value(&o.max_rooms)->default_value(o.max_rooms), "rooms the server holds at most (1-10000000); a PUT of one more is refused 503 unavailable")

@@ -63,7 +63,7 @@ struct Options {
   unsigned push_interval_ms = 1000;   // --push-interval: at most one position push per stream
   unsigned stream_keepalive_s = 15;   // --stream-keepalive: SSE status at least this often
   unsigned stream_queue_limit = 64;   // --stream-queue: messages queued per stream, then drop
-  unsigned owner_tick_ms = 5;         // --owner-tick: how often admission and expiry run
+  unsigned owner_tick_ms = 5;         // --owner-tick: least ms between passes writes call for
   // --max-connections-per-address: open connections from one client address; beyond: 503.
   unsigned max_connections_per_address = 1'000;
   // --operator-reserve: the last connections under --max-connections serve only health,

@@ -60,9 +60,11 @@ struct Server::Impl {
     return o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   }
 
-  // Admission, expiry and events, every --owner-tick; pushes every --push-interval. When
-  // the engine is idle and no push waits, the pump sleeps until the next second's sample, and
-  // a write that gives the engine work (its wake hook) ends the sleep.
+  // Admission, expiry and events when the engine says they are due (Engine::next_due_ms),
+  // pushes every --push-interval, the dashboards' sample each second. Between those the
+  // pump sleeps; a write that gives the engine work now (its wake hook) ends the sleep, and
+  // the pass it calls for runs --owner-tick after the last one, so that a busy room's writes
+  // are served together.
   void pump() {
     alarm->sleeping.store(false, std::memory_order_seq_cst);
     engine->run_all();
@@ -73,6 +75,7 @@ struct Server::Impl {
       push_waits = true;
     }
     auto now = std::chrono::steady_clock::now();
+    last_pass = now;
     if (now >= next_flush) {
       hub.flush(*engine);
       push_waits = false;
@@ -86,26 +89,38 @@ struct Server::Impl {
       next_sample = now + std::chrono::seconds(1);
     }
     if (ctx.stopping.load(std::memory_order_relaxed)) return;
-    if (!push_waits && may_sleep()) {
-      pump_timer.expires_at(next_sample);
-    } else {
-      pump_timer.expires_after(std::chrono::milliseconds(options.owner_tick_ms));
-    }
+    pump_timer.expires_at(next_wake(now));
     pump_timer.async_wait([this](beast::error_code ec) {
-      // Cut short by a wake (not by the stop, which stops the contexts): a pass at once.
-      if (!ec || ec == net::error::operation_aborted) pump();
+      if (ec && ec != net::error::operation_aborted) return;  // the stop
+      // Cut short by a wake: the pass waits for --owner-tick after the last one.
+      const auto batch = last_pass + std::chrono::milliseconds(options.owner_tick_ms);
+      if (ec && std::chrono::steady_clock::now() < batch) {
+        pump_timer.expires_at(batch);
+        pump_timer.async_wait([this](beast::error_code again) {
+          if (!again || again == net::error::operation_aborted) pump();
+        });
+        return;
+      }
+      pump();
     });
   }
-  // Whether the engine is idle, announced first so that a wake after the look is not lost
-  // (the engine's own lock orders the two: see Engine::idle).
-  bool may_sleep() {
+  // When the pump wakes next: the engine's next deadline, the next sample, the next flush
+  // while a push waits. Asleep is announced before the engine is asked, so that a wake after
+  // the look is not lost (the engine's own lock orders the two: see Engine::next_due_ms).
+  std::chrono::steady_clock::time_point next_wake(std::chrono::steady_clock::time_point now) {
+    auto wake = push_waits ? std::min(next_sample, next_flush) : next_sample;
     alarm->sleeping.store(true, std::memory_order_seq_cst);
-    if (engine->idle()) return true;
-    alarm->sleeping.store(false, std::memory_order_seq_cst);
-    return false;
+    const int64_t due = engine->next_due_ms();
+    const int64_t in_ms = due == kNoDeadline ? INT64_MAX : due - engine->clock().now_ms();
+    if (in_ms <= 0) {  // work now: a pass after --owner-tick, which no wake need cut short
+      alarm->sleeping.store(false, std::memory_order_seq_cst);
+      return std::min(wake, now + std::chrono::milliseconds(options.owner_tick_ms));
+    }
+    if (in_ms < 3'600'000) wake = std::min(wake, now + std::chrono::milliseconds(in_ms));
+    return wake;
   }
   struct Alarm {
-    std::atomic<bool> sleeping{false};  // the pump waits for the next second
+    std::atomic<bool> sleeping{false};  // the pump waits for a deadline, a flush or a sample
     std::mutex mu;                      // guards closed, and a wake's post
     bool closed = false;
   };
@@ -129,6 +144,7 @@ struct Server::Impl {
   // Shared with the engine's wake hook, which may outlive this (a cluster node's thread).
   std::shared_ptr<Alarm> alarm = std::make_shared<Alarm>();
   std::chrono::steady_clock::time_point next_flush{};
+  std::chrono::steady_clock::time_point last_pass{};
   std::chrono::steady_clock::time_point next_sample{};
   DashboardFeed dashboard;  // the rooms' last 15 minutes and the dashboards' frame
   std::vector<std::thread> threads;

@@ -1,7 +1,8 @@
-// Rooms with nothing that can come due sleep: run_all makes no pass over them (counted by
-// EngineStats::room_passes), and any write wakes them, so what the timer owes a woken room
-// (an admission, an expiry) still happens. Against the sharded engine and the persistent one
-// over it (the mutex yardstick passes every room every time).
+// Work when it is due: run_all passes a room (counted by EngineStats::room_passes) only when
+// something in it is due (an expiry, an admission token while someone waits) or a write woke
+// it, and next_due_ms says when that is, to the millisecond. Rooms with nothing that can come
+// due sleep. Against the sharded engine and the persistent one over it (the mutex yardstick
+// passes every room every time).
 #include "tests/engine/engine_fixture.h"
 
 namespace anteroom::testing {
@@ -10,7 +11,7 @@ namespace {
 class SleepingRooms : public EngineTest {
  protected:
   uint64_t passes() { return engine_->stats().room_passes; }
-  // Long enough for every idle room to be seen idle by a sweep, and so fall asleep.
+  // Long enough for what the rooms' writes called for to be done, and the rate to settle.
   void settle() {
     for (int i = 0; i < 3; ++i) {
       clock_->advance_ms(1000);
@@ -32,13 +33,83 @@ TEST_P(SleepingRooms, IdleRoomsCostNoPass) {
   EXPECT_EQ(passes() - before, 0u) << "1,000 empty rooms, 100 runs";
 }
 
-TEST_P(SleepingRooms, ALiveRoomIsPassedEveryTime) {
-  make_room("r", config(0, AdmissionMode::kManual));
-  join("r");
-  settle();
+TEST_P(SleepingRooms, ALiveRoomIsPassedOnlyAtItsDeadline) {
+  RoomConfig c = config(0, AdmissionMode::kManual);
+  c.heartbeat_timeout_seconds = 60;
+  make_room("r", c);
+  const int64_t joined = clock_->now_ms();  // the engine's start: tick 0 of the slot times
+  const std::string t = join("r");
+  engine_->run_all();
+  const int64_t deadline = joined + 60'000;
+  EXPECT_EQ(engine_->next_due_ms(), deadline) << "the heartbeat deadline, to the ms";
   const uint64_t before = passes();
-  for (int i = 0; i < 10; ++i) engine_->run_all();
-  EXPECT_EQ(passes() - before, 10u) << "its heartbeat deadline can come due";
+  for (int i = 0; i < 10; ++i) {
+    clock_->advance_ms(5'000);
+    engine_->run_all();
+  }
+  EXPECT_EQ(passes() - before, 0u) << "nothing due for 50 s: no pass";
+  clock_->advance_ms(deadline - 1 - clock_->now_ms());
+  engine_->run_all();
+  EXPECT_EQ(state("r", t), TicketState::kWaiting) << "1 ms before its deadline";
+  clock_->advance_ms(1);
+  engine_->run_all();
+  EXPECT_EQ(state("r", t), TicketState::kExpired) << "at its deadline";
+  EXPECT_EQ(passes() - before, 1u) << "one pass, at the deadline";
+}
+
+TEST_P(SleepingRooms, AHeartbeatMovesTheDeadlineLaterAndThePassThenFindsIt) {
+  RoomConfig c = config(0, AdmissionMode::kManual);
+  c.heartbeat_timeout_seconds = 60;
+  make_room("r", c);
+  const int64_t start = clock_->now_ms();
+  const std::string t = join("r");
+  engine_->run_all();
+  clock_->advance_ms(30'000);
+  ASSERT_TRUE(engine_->heartbeat("r", t).is_ok());  // a read: no wake, the old time stands
+  EXPECT_EQ(engine_->next_due_ms(), start + 60'000);
+  clock_->advance_ms(30'000);
+  engine_->run_all();
+  EXPECT_EQ(state("r", t), TicketState::kWaiting) << "seen 30 s ago";
+  EXPECT_EQ(engine_->next_due_ms(), start + 90'000) << "the pass found the new deadline";
+}
+
+TEST_P(SleepingRooms, ASessionShorterThanTheAdmissionIsExpiredOnTime) {
+  RoomConfig c = config(1);
+  c.allowed_ttl_seconds = 300;
+  c.session_ttl_seconds = 10;
+  make_room("r", c);
+  const std::string t = join("r");
+  engine_->run_all();
+  ASSERT_EQ(state("r", t), TicketState::kAllowed);
+  clock_->advance_ms(1'000);
+  ASSERT_TRUE(engine_->activate("r", t).is_ok());  // a write: its deadline is sooner
+  engine_->run_all();
+  clock_->advance_ms(9'999);
+  engine_->run_all();
+  EXPECT_EQ(state("r", t), TicketState::kActive) << "1 ms before the session's end";
+  clock_->advance_ms(1);
+  engine_->run_all();
+  EXPECT_EQ(state("r", t), TicketState::kExpired);
+  EXPECT_EQ(peek("r", t).reason, EndReason::kSessionIdle);
+}
+
+TEST_P(SleepingRooms, ARateCappedRoomIsDueAtItsNextToken) {
+  RoomConfig c = config(0);
+  c.admit_per_second = 4;  // a token each 250 ms
+  make_room("r", c);
+  std::vector<std::string> tickets;
+  for (int i = 0; i < 6; ++i) tickets.push_back(join("r"));
+  engine_->run_all();
+  ASSERT_EQ(state("r", tickets[3]), TicketState::kAllowed) << "the full bucket: 4";
+  ASSERT_EQ(state("r", tickets[4]), TicketState::kWaiting);
+  EXPECT_EQ(engine_->next_due_ms(), clock_->now_ms() + 250);
+  clock_->advance_ms(249);
+  engine_->run_all();
+  EXPECT_EQ(state("r", tickets[4]), TicketState::kWaiting);
+  clock_->advance_ms(1);
+  engine_->run_all();
+  EXPECT_EQ(state("r", tickets[4]), TicketState::kAllowed) << "its token came";
+  EXPECT_EQ(state("r", tickets[5]), TicketState::kWaiting);
 }
 
 TEST_P(SleepingRooms, AJoinWakesASleepingRoomAndItsDeadlinesHold) {
@@ -51,10 +122,10 @@ TEST_P(SleepingRooms, AJoinWakesASleepingRoomAndItsDeadlinesHold) {
   engine_->run_all();
   ASSERT_EQ(passes(), asleep) << "the room sleeps";
   const std::string t = join("r");
+  engine_->run_all();
   clock_->advance_s(6);
   engine_->run_all();
-  engine_->run_all();  // a sweep is due once a second
-  EXPECT_EQ(state("r", t), TicketState::kExpired) << "the woken room's sweep ran";
+  EXPECT_EQ(state("r", t), TicketState::kExpired) << "the woken room's deadline held";
   EXPECT_EQ(peek("r", t).reason, EndReason::kAbandoned);
 }
 
@@ -80,8 +151,8 @@ TEST_P(SleepingRooms, ADeletedSleepingRoomIsNeverPassedAgain) {
   EXPECT_EQ(passes() - before, 1u) << "b alone";
 }
 
-// What the server's pump sleeps on: idle() once every room sleeps, the wake hook when a
-// write gives a sleeping engine work, and the room set's version.
+// What the server's pump sleeps on: next_due_ms (idle() once every room sleeps), the wake hook when
+// a write gives a sleeping engine work, and the room set's version.
 TEST_P(SleepingRooms, AnIdleEngineSaysSoAndAWriteRingsItsHook) {
   int rings = 0;
   engine_->set_wake_hook([&rings] { ++rings; });

@@ -41,7 +41,7 @@ class MutexEngine final : public Engine {
       c.config = &config;
       options_.journal->record(c);
     }
-    r.run(options_.sweep_interval_ms);
+    r.run();
     return Status::ok();
   }
 
@@ -220,7 +220,7 @@ class MutexEngine final : public Engine {
         r.totals.left_total++;
         if (holds_slot(was)) {
           r.in_use--;
-          r.run(options_.sweep_interval_ms);
+          r.run();
         } else {
           r.add_hole(seq);
         }
@@ -254,7 +254,7 @@ class MutexEngine final : public Engine {
 
   void run_shard(unsigned) override {
     std::lock_guard lock(mu_);
-    for (auto& [name, r] : rooms_) r.run(options_.sweep_interval_ms);
+    for (auto& [name, r] : rooms_) r.run();
   }
 
   size_t poll_events(std::vector<Event>& out, size_t max) override {

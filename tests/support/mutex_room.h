@@ -64,7 +64,7 @@ class MutexRoom {
   uint64_t clear();
   void expire(uint64_t seq, EndReason why);
   void emit_changes();
-  void run(int64_t sweep_interval_ms);
+  void run();
   // After restoring tickets: the cursor and holes that describe them.
   void rebuild_line();
 
@@ -79,7 +79,6 @@ class MutexRoom {
   std::vector<uint64_t> holes_;  // sorted: tickets >= cursor that stopped waiting
   double tokens_ = 0;
   int64_t tokens_at_ms_ = 0;
-  int64_t last_sweep_ms_ = 0;
   RateWindow rate_;
   bool positions_moved_ = false;
   uint64_t pub_waiting_ = ~uint64_t{0}, pub_active_ = ~uint64_t{0};
