@@ -6,7 +6,7 @@ namespace anteroom {
 
 int64_t SteadyClock::now_ms() const {
   timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
 }
 
