@@ -40,7 +40,7 @@ std::unique_ptr<EventRoom> prequeued(int64_t n, bool shuffle) {
   c.event.shuffle = shuffle;
   c.event.nonce = random_seed();
   if (!r->engine->put_room("drop", c).is_ok()) std::abort();
-  r->engine->run_shard(0);
+  r->engine->run_all();
   r->shuffled.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) r->shuffled.push_back(r->engine->join("drop", "")->ticket.id);
   std::shuffle(r->shuffled.begin(), r->shuffled.end(), std::mt19937_64(7));
@@ -56,7 +56,7 @@ void BM_StartDraw(benchmark::State& state) {
     auto r = prequeued(state.range(0), shuffle);
     r->clock->advance_s(10);
     state.ResumeTiming();
-    r->engine->run_shard(0);
+    r->engine->run_all();
     state.PauseTiming();
     if (shuffle && r->engine->draw("drop")->refs.size() != static_cast<size_t>(state.range(0))) {
       state.SkipWithError("the draw is short");
@@ -83,7 +83,7 @@ void BM_StatusByPolicy(benchmark::State& state) {
   auto r = prequeued(100'000, true);
   if (policy == 4) {
     r->clock->advance_s(10);
-    r->engine->run_shard(0);
+    r->engine->run_all();
   } else if (policy != 3) {
     RoomConfig c = r->engine->room_info("drop")->config;
     c.event = RoomEvent{};  // no event: the room's own mode decides

@@ -295,9 +295,7 @@ Result<JoinRules> Node::join_rules(std::string_view room) const {
 Result<std::vector<RestoredTicket>> Node::export_tickets(std::string_view room) const {
   return replica_->export_tickets(room);
 }
-unsigned Node::shard_count() const { return replica_->shard_count(); }
-unsigned Node::shard_of(std::string_view room) const { return replica_->shard_of(room); }
-void Node::run_shard(unsigned shard) { replica_->run_shard(shard); }
+void Node::run_all() { replica_->run_all(); }
 int64_t Node::next_due_ms() const { return replica_->next_due_ms(); }
 void Node::set_wake_hook(std::function<void()> wake) { replica_->set_wake_hook(std::move(wake)); }
 uint64_t Node::room_set_version() const { return replica_->room_set_version(); }

@@ -58,9 +58,7 @@ class Node final : public ClusterEngine {
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override;
   Result<DrawInfo> draw(std::string_view room) const override;
   Result<JoinRules> join_rules(std::string_view room) const override;
-  unsigned shard_count() const override;
-  unsigned shard_of(std::string_view room) const override;
-  void run_shard(unsigned shard) override;
+  void run_all() override;
   int64_t next_due_ms() const override;
   void set_wake_hook(std::function<void()> wake) override;
   uint64_t room_set_version() const override;

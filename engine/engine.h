@@ -15,7 +15,7 @@
 // thread is working on that room at that moment, in which case that thread admits it before
 // it lets go. Leaves hand a freed slot on the same way. What depends on time (expiries,
 // admissions held back by admit_per_second, an event's phases) happens when someone calls
-// run_shard(); next_due_ms() says when that is next needed, and the server's pump sleeps
+// run_all(); next_due_ms() says when that is next needed, and the server's pump sleeps
 // until then. Operator calls (admit, clear, put/delete room) do
 // their work before they return.
 #pragma once
@@ -42,7 +42,7 @@ struct EngineOptions {
   unsigned shards = 0;                 // rooms are spread over shards; 0 = hardware threads
   size_t max_rooms = 10'000;           // put_room beyond this is refused
   size_t max_queued_events = 1 << 20;  // push hints past this many unread are dropped, counted
-  int64_t reclaim_interval_ms = 100;   // how often run_shard frees memory no reader sees
+  int64_t reclaim_interval_ms = 100;   // how often run_all frees memory no reader sees
   std::shared_ptr<const Clock> clock;  // null = SteadyClock
   std::optional<std::array<uint64_t, 2>> id_key;  // secret for ticket ids; null = random
   // Told every change (journal.h); null = nobody. Not owned: it must outlive the engine.
@@ -63,7 +63,7 @@ struct EngineStats {
   // Since start, over every room (deleted ones too): counters that only grow.
   uint64_t admitted = 0;
   std::array<uint64_t, 6> expired{};  // indexed by EndReason
-  // Rooms' passes run_shard made: a room is passed when something in it is due or a write
+  // Rooms' passes run_all made: a room is passed when something in it is due or a write
   // woke it, and costs nothing otherwise.
   uint64_t room_passes = 0;
   // An engine that stores: how long its log's syncs (fdatasync) took. None for the others.
@@ -156,16 +156,12 @@ class Engine {
   // them: what a snapshot stores. Ended tickets are left out (a snapshot forgets them).
   virtual Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const = 0;
 
-  // Owner work: admission, expiry, events, for the rooms of one shard.
-  virtual unsigned shard_count() const = 0;
-  virtual unsigned shard_of(std::string_view room) const = 0;
-  virtual void run_shard(unsigned shard) = 0;
-  void run_all() {
-    for (unsigned s = 0; s < shard_count(); ++s) run_shard(s);
-  }
-  // When run_shard next has work, in the clock's ms: at or before now when it has work now,
+  // Owner work that is due now: admission, expiry, events' phases, in every room something
+  // is due in or a write woke (how the engine spreads that work is its own affair).
+  virtual void run_all() = 0;
+  // When run_all next has work, in the clock's ms: at or before now when it has work now,
   // kNoDeadline (clock.h) when none until a write wakes a room, which calls the wake hook. An
-  // engine that cannot tell says 0 (always due: run_shard must keep running on a tick).
+  // engine that cannot tell says 0 (always due: run_all must keep running on a tick).
   virtual int64_t next_due_ms() const { return 0; }
   bool idle() const { return next_due_ms() == kNoDeadline; }
   // `wake` (any thread, cheap, must not call back into the engine) is called when a write

@@ -63,9 +63,7 @@ class ForwardingEngine : public Engine {
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override {
     return inner_->export_tickets(room);
   }
-  unsigned shard_count() const override { return inner_->shard_count(); }
-  unsigned shard_of(std::string_view room) const override { return inner_->shard_of(room); }
-  void run_shard(unsigned shard) override { inner_->run_shard(shard); }
+  void run_all() override { inner_->run_all(); }
   int64_t next_due_ms() const override { return inner_->next_due_ms(); }
   void set_wake_hook(std::function<void()> wake) override {
     inner_->set_wake_hook(std::move(wake));

@@ -257,6 +257,10 @@ unsigned ShardedEngine::shard_of(std::string_view name) const {
   return static_cast<unsigned>(std::hash<std::string_view>{}(name) % shards_.size());
 }
 
+void ShardedEngine::run_all() {
+  for (unsigned s = 0; s < shards_.size(); ++s) run_shard(s);
+}
+
 void ShardedEngine::run_shard(unsigned index) {
   Shard& shard = *shards_.at(index);
   {

@@ -158,9 +158,7 @@ class ShardedEngine final : public ReplicaEngine {
   Status heartbeat(std::string_view name, std::string_view ticket) override;
   Result<TicketView> leave(std::string_view name, std::string_view ticket) override;
   Result<TicketDetail> activate(std::string_view name, std::string_view ticket) override;
-  unsigned shard_count() const override { return static_cast<unsigned>(shards_.size()); }
-  unsigned shard_of(std::string_view name) const override;
-  void run_shard(unsigned index) override;
+  void run_all() override;
   int64_t next_due_ms() const override;
   void set_wake_hook(std::function<void()> wake) override { wake_hook_ = std::move(wake); }
   uint64_t room_set_version() const override {
@@ -192,6 +190,8 @@ class ShardedEngine final : public ReplicaEngine {
   Status create_room(std::string_view name, const RoomConfig& config,
                      std::optional<int64_t> epoch_ms);
   Status drop_room(std::string_view name);
+  unsigned shard_of(std::string_view name) const;
+  void run_shard(unsigned index);
 
   // f(room) for the room named `name`, or room_not_found.
   template <typename T>

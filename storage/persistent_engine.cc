@@ -43,8 +43,8 @@ class PersistentEngine final : private LogParts, public ForwardingEngine {
     if (Status st = log->health(); !st.is_ok()) return st;
     return inner().join(room, request);
   }
-  void run_shard(unsigned shard) override {
-    inner().run_shard(shard);
+  void run_all() override {
+    inner().run_all();
     snapshots_.maybe_start();
   }
   Result<SnapshotInfo> snapshot() override { return snapshots_.snapshot(); }

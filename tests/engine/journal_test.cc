@@ -97,7 +97,7 @@ TEST_P(NoWaitTest, AJoinNeverWaitsForWhoeverHoldsTheRoom) {
   auto a = first.get();
   ASSERT_TRUE(a.is_ok());
   EXPECT_EQ(a->ticket.state, TicketState::kAllowed);
-  // Served by the holder before it let go: no owner pass (run_shard) was needed.
+  // Served by the holder before it let go: no owner pass (run_all) was needed.
   EXPECT_EQ(state("r", std::string(id_view(b->ticket.id))), TicketState::kAllowed);
 }
 

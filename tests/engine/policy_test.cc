@@ -43,9 +43,7 @@ std::string mac_hex(const Seed& seed, const std::string& ref) {
 class PolicyTest : public EngineTest {
  protected:
   void adjust(EngineOptions& o) override { o.wall_minus_engine_ms = 0; }
-  void run() {
-    for (unsigned i = 0; i < engine_->shard_count(); ++i) engine_->run_shard(i);
-  }
+  void run() { engine_->run_all(); }
   RoomConfig current(const std::string& room) {
     auto info = engine_->room_info(room);
     EXPECT_TRUE(info.is_ok());
@@ -326,7 +324,7 @@ TEST(EventRestart, TheSeedAndTheDrawSurviveRestarts) {
     b.mode = RoomMode::kQueueAll;
     b.page = R"({"title":"Sale","colors":{"accent":"#ff0066"}})";
     ASSERT_TRUE(e->put_room("b", b).is_ok());
-    e->run_shard(0);
+    e->run_all();
     for (int i = 0; i < 20; ++i) ids.emplace_back(id_view(e->join("r", "").value().ticket.id));
   }
   {
@@ -342,7 +340,7 @@ TEST(EventRestart, TheSeedAndTheDrawSurviveRestarts) {
   {
     auto e = open();
     clock->advance_s(10);
-    e->run_shard(0);
+    e->run_all();
     order = e->draw("r")->refs;
     for (const auto& id : ids) positions.push_back(e->peek("r", id)->position);
   }

@@ -106,7 +106,7 @@ TEST(Replica, AJoinIntoAFreeSlotIsAdmittedWhileApplyingAndTheClockDecidesNothing
   EXPECT_EQ(first.join->ticket.state, TicketState::kAllowed);
   EXPECT_EQ(first.join->ticket.admitted_at_ms, kT0);  // a 100 ms tick from the room's origin
   EXPECT_EQ(second.join->ticket.state, TicketState::kWaiting);
-  // Long past every deadline by any clock: run_shard expires nothing on a replica.
+  // Long past every deadline by any clock: run_all expires nothing on a replica.
   for (int i = 0; i < 3; ++i) e->run_all();
   EXPECT_EQ(e->peek("r", id_view(second.join->ticket.id))->state, TicketState::kWaiting);
   // The Engine interface's own writes are refused.

@@ -28,7 +28,7 @@ class WaitEstimateTest : public ::testing::Test {
   std::string join() { return std::string(id_view(engine_->join("r", "").value().ticket.id)); }
   void use(const std::string& id) { ASSERT_TRUE(engine_->activate("r", id).is_ok()); }
   void leave(const std::string& id) { ASSERT_TRUE(engine_->leave("r", id).is_ok()); }
-  void run() { engine_->run_shard(0); }
+  void run() { engine_->run_all(); }
   TicketView view(const std::string& id) { return engine_->peek("r", id).value(); }
   // Runs `n` holds of `seconds` each through a room of capacity `cap`, `cap` at a time.
   void cycle(int cap, int seconds, int rounds) {

@@ -112,7 +112,7 @@ TEST_F(EventApi, PreQueueDrawAndTheSeedCommitment) {
   EXPECT_EQ(again.status, 400u);
   EXPECT_NE(again.body.find("under way"), std::string::npos);
   EXPECT_EQ(client_->request("GET", "/v1/rooms/r/event/draw").status, 404u);
-  server_->engine().run_shard(0);
+  server_->engine().run_all();
   std::vector<std::string> refs;
   for (int i = 0; i < 5; ++i) {
     Reply j = client_->request("POST", "/v1/rooms/r/tickets");
@@ -125,7 +125,7 @@ TEST_F(EventApi, PreQueueDrawAndTheSeedCommitment) {
     refs.emplace_back(s.at("ref").as_string());
   }
   clock_->advance_s(61);
-  server_->engine().run_shard(0);
+  server_->engine().run_all();
   json::object draw = get("/v1/rooms/r/event/draw");
   EXPECT_EQ(std::string(draw.at("seed_sha256").as_string()), commitment);
   EXPECT_EQ(sha256_hex(unhex(std::string(draw.at("seed").as_string()))), commitment);
@@ -158,7 +158,7 @@ TEST_F(EventApi, TheDrawIsCacheableForGood) {
                              R"({"prequeue_at":")" + rfc3339_in(-1) + R"(","start_at":")" +
                                  rfc3339_in(60) + R"(","shuffle":true})");
   ASSERT_EQ(put.status, 201u) << put.body;
-  server_->engine().run_shard(0);
+  server_->engine().run_all();
   for (int i = 0; i < 3; ++i)
     ASSERT_EQ(client_->request("POST", "/v1/rooms/r/tickets").status, 201u);
   // Asked before the start (the commitment is public): a cache must not keep the 404.
@@ -168,7 +168,7 @@ TEST_F(EventApi, TheDrawIsCacheableForGood) {
   EXPECT_EQ(early.header("cache-control"), "no-store");
   EXPECT_EQ(client_->request("GET", "/v1/rooms/r/event").header("cache-control"), "no-cache");
   clock_->advance_s(61);
-  server_->engine().run_shard(0);
+  server_->engine().run_all();
   const std::string link(get("/v1/rooms/r/event").at("draw").as_string());
   const std::string commitment(json::parse(put.body).at("seed_sha256").as_string());
   EXPECT_EQ(link, "/v1/rooms/r/event/draw?commitment=" + commitment);

@@ -45,7 +45,7 @@ TEST_F(DrawSecrecy, TheLogDoesNotTellTheSeedBeforeTheStart) {
     c.event.shuffle = true;
     c.event.nonce = random_seed();
     ASSERT_TRUE(e->put_room("r", c).is_ok());
-    e->run_shard(0);
+    e->run_all();
     for (int i = 0; i < 5; ++i) ASSERT_TRUE(e->join("r", JoinRequest{}).is_ok());
     commitment = e->room_info("r")->config.event.seed_sha256;
   }
@@ -61,7 +61,7 @@ TEST_F(DrawSecrecy, TheLogDoesNotTellTheSeedBeforeTheStart) {
   auto e = open(dir_, 1);
   EXPECT_EQ(e->room_info("r")->config.event.seed_sha256, commitment) << "the same seed again";
   clock_->advance_s(11);
-  e->run_shard(0);
+  e->run_all();
   auto draw = e->draw("r");
   ASSERT_TRUE(draw.is_ok()) << draw.status().message();
   EXPECT_EQ(sha256(draw->seed.data(), draw->seed.size()), commitment);

@@ -249,10 +249,7 @@ class MutexEngine final : public Engine {
     return TicketDetail{r->view(it->second), t.user, first_use, t.key_hash};
   }
 
-  unsigned shard_count() const override { return 1; }
-  unsigned shard_of(std::string_view) const override { return 0; }
-
-  void run_shard(unsigned) override {
+  void run_all() override {
     std::lock_guard lock(mu_);
     for (auto& [name, r] : rooms_) r.run();
   }

@@ -1,6 +1,6 @@
 // Two cluster nodes on one Redis, seen as one Engine, so that every rule test also runs
 // against a cluster: writes and reads alternate between the nodes, every write waits until
-// both copies applied it, and run_shard lets both nodes report what they saw and the room's
+// both copies applied it, and run_all lets both nodes report what they saw and the room's
 // decider propose what is due, then waits until both applied that too.
 #pragma once
 
@@ -37,9 +37,7 @@ class TwoNodeEngine final : public Engine {
                       const std::vector<RestoredTicket>& tickets) override;
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override;
   Result<DrawInfo> draw(std::string_view room) const override { return next().draw(room); }
-  unsigned shard_count() const override { return 1; }
-  unsigned shard_of(std::string_view) const override { return 0; }
-  void run_shard(unsigned shard) override;
+  void run_all() override;
   size_t poll_events(std::vector<Event>& out, size_t max) override;
   EngineStats stats() const override;
   const Clock& clock() const override;
