@@ -127,9 +127,11 @@ int main(int argc, char** argv) {
     while (!done.load()) {
       const int64_t due = engine->next_due_ms();
       const int64_t wait = due == anteroom::kNoDeadline ? 100 : due - clock->now_ms();
-      if (wait > 0) {
+      if (wait > 0) {  // from the start of the clock's current ms, as the server's pump
+        const int64_t into_us = (fine_us() - start_us) % 1000;
         std::unique_lock lock(wake.mu);
-        wake.cv.wait_for(lock, std::chrono::milliseconds(std::min<int64_t>(wait, 100)),
+        wake.cv.wait_for(lock,
+                         std::chrono::microseconds(std::min<int64_t>(wait, 100) * 1000 - into_us),
                          [&] { return wake.rung; });
         wake.rung = false;
       }

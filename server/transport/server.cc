@@ -116,7 +116,10 @@ struct Server::Impl {
       alarm->sleeping.store(false, std::memory_order_seq_cst);
       return std::min(wake, now + std::chrono::milliseconds(options.owner_tick_ms));
     }
-    if (in_ms < 3'600'000) wake = std::min(wake, now + std::chrono::milliseconds(in_ms));
+    // The engine's ms count whole ms of its clock (CLOCK_MONOTONIC, as steady_clock's): the
+    // deadline is in_ms from the start of this ms, not from now.
+    const auto into_ms = now.time_since_epoch() % std::chrono::milliseconds(1);
+    if (in_ms < 3'600'000) wake = std::min(wake, now - into_ms + std::chrono::milliseconds(in_ms));
     return wake;
   }
   struct Alarm {
