@@ -299,7 +299,8 @@ class Room {
   void on_ended(uint64_t seq, Slot& slot);
   uint64_t admission_budget(int64_t now_ms, bool rate_capped);
   uint64_t admit_from_cursor(uint64_t budget);
-  // Expires what is due; returns the earliest deadline of the live tickets left.
+  // Expires what is due; returns when to sweep next: the earliest deadline of the live
+  // tickets left, or later in a huge room (room_schedule.cc says by how much).
   int64_t sweep();
   void expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why);
   void emit_changes();

@@ -7,7 +7,7 @@ import globals from "globals";
 export default [
   js.configs.recommended,
   {
-    files: ["wait/page.js", "dashboard/dashboard.js"],
+    files: ["wait/page.js", "dashboard/dashboard.js", "dashboard/chart.js"],
     languageOptions: { ecmaVersion: 2022, sourceType: "script", globals: globals.browser },
   },
   {

@@ -14,10 +14,10 @@
 namespace anteroom {
 namespace {
 
-// The markup and the style (web/dashboard/page.html); the script (web/dashboard/dashboard.js)
-// fills it in, with the strings of every language (web/i18n/dashboard/*.json) from a JSON
-// block. Every element the script writes data into is filled with textContent, never as
-// markup.
+// The markup and the style (web/dashboard/page.html); the script (web/dashboard/dashboard.js,
+// then web/dashboard/chart.js) fills it in, with the strings of every language
+// (web/i18n/dashboard/*.json) from a JSON block. Every element the script writes data into
+// is filled with textContent, never as markup.
 constexpr std::string_view kTail = "\n</script>\n</body>\n</html>\n";
 
 // The dashboard's strings, by language: {"en": {...}, "ko": {...}}, '<' escaped for <script>.
@@ -68,6 +68,7 @@ ApiResponse dashboard_page(std::string_view accept_language) {
   res.body += nonce;
   res.body += "\">\n";
   res.body += web_file("web/dashboard/dashboard.js");
+  res.body += web_file("web/dashboard/chart.js");
   res.body += kTail;
   res.headers.emplace_back("Cache-Control", "no-store");
   res.headers.emplace_back("Content-Language", std::string(lang));

@@ -93,6 +93,28 @@ TEST_P(SleepingRooms, ASessionShorterThanTheAdmissionIsExpiredOnTime) {
   EXPECT_EQ(peek("r", t).reason, EndReason::kSessionIdle);
 }
 
+// A sweep reads every live ticket, so in a huge room the next waits 1 ms per 2,000 read:
+// here 400,001 tickets put it 200 ms on, past the next deadline's 100.
+TEST_P(SleepingRooms, AHugeRoomsSweepsAreSpacedByWhatTheyRead) {
+  RoomConfig c = config(0, AdmissionMode::kManual);
+  c.heartbeat_timeout_seconds = 1;
+  make_room("r", c);
+  const int64_t start = clock_->now_ms();
+  for (int i = 0; i < 400'000; ++i) ASSERT_TRUE(engine_->join("r", "").is_ok());
+  clock_->advance_ms(100);
+  const std::string last = join("r");
+  clock_->advance_ms(900);
+  engine_->run_all();
+  EXPECT_EQ(engine_->room_info("r")->counters.waiting, 1u) << "the first 400,000 expired";
+  EXPECT_EQ(engine_->next_due_ms(), start + 1'200) << "not at its deadline, start + 1,100";
+  clock_->advance_ms(100);
+  engine_->run_all();
+  EXPECT_EQ(state("r", last), TicketState::kWaiting);
+  clock_->advance_ms(100);
+  engine_->run_all();
+  EXPECT_EQ(state("r", last), TicketState::kExpired);
+}
+
 TEST_P(SleepingRooms, ARateCappedRoomIsDueAtItsNextToken) {
   RoomConfig c = config(0);
   c.admit_per_second = 4;  // a token each 250 ms
