@@ -44,9 +44,9 @@ struct Shard final : EventSink {
   // Which rooms run_shard passes: those woken since the last run (a write came: `woken`),
   // and those whose time came (`heap`, a min-heap of (due, room) by Room::run's answer). A
   // room has at most one valid heap entry, the one whose time equals its `timed`; an entry
-  // left behind when the room's time moved is dropped when it comes up (lazily, as nginx's
-  // timer tree and Seastar's timer_set do), and a time that moved later keeps the earlier
-  // entry, which then runs a pass that finds nothing and answers the later time.
+  // left behind when the room's time moved is dropped when it comes up (lazily), and a time
+  // that moved later keeps the earlier entry, which then runs a pass that finds nothing and
+  // answers the later time.
   //
   // A room is in `woken` at most once: while its `scheduled` flag is set. Why no wake is
   // lost: the writer changes the room, then (after a full fence) reads the flag; run_shard
