@@ -126,7 +126,8 @@ int main(int argc, char** argv) {
     std::vector<anteroom::Event> events;
     while (!done.load()) {
       const int64_t due = engine->next_due_ms();
-      const int64_t wait = due == anteroom::kNoDeadline ? 100 : due - clock->now_ms();
+      const int64_t now = clock->now_ms();  // due is INT64_MIN for a woken room
+      const int64_t wait = due == anteroom::kNoDeadline ? 100 : due <= now ? 0 : due - now;
       if (wait > 0) {  // from the start of the clock's current ms, as the server's pump
         const int64_t into_us = (fine_us() - start_us) % 1000;
         std::unique_lock lock(wake.mu);

@@ -7,7 +7,10 @@
 namespace anteroom {
 
 void Engine::join_async(std::string_view room, const JoinRequest& request, Then<JoinResult> then) {
-  Result<JoinResult> r = join(room, request);
+  answer_when_durable(join(room, request), std::move(then));
+}
+
+void Engine::answer_when_durable(Result<JoinResult> r, Then<JoinResult> then) {
   if (!r.is_ok() || r->durable_at == 0) return then(std::move(r));
   const uint64_t at = r->durable_at;
   when_durable(at, [r = std::move(r), then = std::move(then)](const Status& st) mutable {

@@ -159,7 +159,8 @@ class Engine {
   // Owner work that is due now: admission, expiry, events' phases, in every room something
   // is due in or a write woke (how the engine spreads that work is its own affair).
   virtual void run_all() = 0;
-  // When run_all next has work, in the clock's ms: at or before now when it has work now,
+  // When run_all next has work, in the clock's ms: at or before now when it has work now
+  // (as early as INT64_MIN: compare with now before subtracting),
   // kNoDeadline (clock.h) when none until a write wakes a room, which calls the wake hook. An
   // engine that cannot tell says 0 (always due: run_all must keep running on a tick).
   virtual int64_t next_due_ms() const { return 0; }
@@ -221,6 +222,11 @@ class Engine {
 
   // A cluster node's view of its cluster (GET /v1/cluster); none for a lone engine.
   virtual std::optional<ClusterInfo> cluster_info() const { return std::nullopt; }
+
+ protected:
+  // Answers a join once this engine's when_durable says its record is stored: at once for a
+  // failed join or one with nothing to store; kStorageFailed if storing it failed.
+  void answer_when_durable(Result<JoinResult> r, Then<JoinResult> then);
 };
 
 std::unique_ptr<Engine> make_sharded_engine(EngineOptions options = {});

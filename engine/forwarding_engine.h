@@ -1,5 +1,7 @@
 // An Engine that passes every call to another one: the base of decorators (storage's
-// persistent engine) that change a few calls and keep the rest.
+// persistent engine) that change a few calls and keep the rest. Every virtual method is
+// forwarded, the async writes to the inner engine's async writes
+// (tests/engine/forwarding_engine_test.cc fails when one is not).
 //
 // Thread safety: as the engine it wraps.
 #pragma once
@@ -79,6 +81,36 @@ class ForwardingEngine : public Engine {
   void when_durable(uint64_t position, std::function<void(Status)> done) override {
     inner_->when_durable(position, std::move(done));
   }
+  // The writes answered when done go to the inner engine's own (a cluster node's answer
+  // after its round trip): the defaults would turn them into the blocking calls above. A
+  // decorator that changes a write changes both forms (see PersistentEngine's join).
+  void join_async(std::string_view room, const JoinRequest& r, Then<JoinResult> then) override {
+    inner_->join_async(room, r, std::move(then));
+  }
+  void leave_async(std::string_view room, std::string_view t, Then<TicketView> then) override {
+    inner_->leave_async(room, t, std::move(then));
+  }
+  void activate_async(std::string_view room, std::string_view t, Then<TicketDetail> then) override {
+    inner_->activate_async(room, t, std::move(then));
+  }
+  void admit_async(std::string_view room, uint64_t count, Then<uint64_t> then) override {
+    inner_->admit_async(room, count, std::move(then));
+  }
+  void clear_async(std::string_view room, Then<uint64_t> then) override {
+    inner_->clear_async(room, std::move(then));
+  }
+  void put_room_async(std::string_view room, const RoomConfig& c,
+                      std::function<void(Status)> then) override {
+    inner_->put_room_async(room, c, std::move(then));
+  }
+  void delete_room_async(std::string_view room, std::function<void(Status)> then) override {
+    inner_->delete_room_async(room, std::move(then));
+  }
+  bool when_caught_up(std::string_view room, std::string_view t,
+                      std::function<void()> done) override {
+    return inner_->when_caught_up(room, t, std::move(done));
+  }
+  std::optional<ClusterInfo> cluster_info() const override { return inner_->cluster_info(); }
 
  protected:
   Engine& inner() const { return *inner_; }

@@ -43,6 +43,14 @@ class PersistentEngine final : private LogParts, public ForwardingEngine {
     if (Status st = log->health(); !st.is_ok()) return st;
     return inner().join(room, request);
   }
+  // The inner engine's answer (its when_durable is at once) waits here for the log's.
+  void join_async(std::string_view room, const JoinRequest& request,
+                  Then<JoinResult> then) override {
+    if (Status st = log->health(); !st.is_ok()) return then(st);
+    inner().join_async(room, request, [this, then = std::move(then)](Result<JoinResult> r) mutable {
+      answer_when_durable(std::move(r), std::move(then));
+    });
+  }
   void run_all() override {
     inner().run_all();
     snapshots_.maybe_start();

@@ -110,8 +110,9 @@ struct Server::Impl {
   std::chrono::steady_clock::time_point next_wake(std::chrono::steady_clock::time_point now) {
     auto wake = push_waits ? std::min(next_sample, next_flush) : next_sample;
     alarm->sleeping.store(true, std::memory_order_seq_cst);
-    const int64_t due = engine->next_due_ms();
-    const int64_t in_ms = due == kNoDeadline ? INT64_MAX : due - engine->clock().now_ms();
+    const int64_t due = engine->next_due_ms();  // INT64_MIN for "now" (a woken room)
+    const int64_t now_ms = engine->clock().now_ms();
+    const int64_t in_ms = due == kNoDeadline ? INT64_MAX : due <= now_ms ? 0 : due - now_ms;
     if (in_ms <= 0) {  // work now: a pass after --owner-tick, which no wake need cut short
       alarm->sleeping.store(false, std::memory_order_seq_cst);
       return std::min(wake, now + std::chrono::milliseconds(options.owner_tick_ms));

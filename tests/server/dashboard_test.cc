@@ -7,7 +7,7 @@
 
 #include "server/app/dashboard_feed.h"
 #include "server/app/room_history.h"
-#include "tests/server/harness.h"
+#include "tests/server/harness_sockets.h"
 
 namespace anteroom {
 namespace {

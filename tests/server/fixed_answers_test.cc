@@ -7,7 +7,7 @@
 
 #include "server/transport/response_head.h"
 #include "server/transport/sessions.h"
-#include "tests/server/harness.h"
+#include "tests/server/harness_sockets.h"
 
 namespace anteroom::testing {
 namespace {

@@ -1,5 +1,7 @@
 #include "tests/server/harness.h"
 
+#include "tests/server/harness_sockets.h"
+
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -129,8 +131,16 @@ void record_answer(const std::string& method, const std::string& target, unsigne
   if (!out) throw std::runtime_error(std::string("cannot write ") + path);
 }
 
-HttpClient::HttpClient(uint16_t port) : stream_(ioc_) {
-  stream_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+struct HttpClient::Impl {
+  net::io_context ioc;
+  beast::tcp_stream stream{ioc};
+  beast::flat_buffer buffer;
+};
+
+HttpClient::~HttpClient() = default;
+
+HttpClient::HttpClient(uint16_t port) : impl_(std::make_unique<Impl>()) {
+  impl_->stream.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
 }
 
 Reply HttpClient::request(const std::string& method, const std::string& target,
@@ -139,16 +149,16 @@ Reply HttpClient::request(const std::string& method, const std::string& target,
   http::request<http::string_body> req(http::string_to_verb(method), target, 11);
   // As a browser names it: host and port (the cross-site check compares it with Origin).
   req.set(http::field::host,
-          "127.0.0.1:" + std::to_string(stream_.socket().remote_endpoint().port()));
+          "127.0.0.1:" + std::to_string(impl_->stream.socket().remote_endpoint().port()));
   for (auto& [k, v] : headers) req.set(k, v);
   req.body() = body;
   req.prepare_payload();
-  stream_.expires_after(std::chrono::seconds(10));
-  http::write(stream_, req);
+  impl_->stream.expires_after(std::chrono::seconds(10));
+  http::write(impl_->stream, req);
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 << 20);
   if (method == "HEAD") parser.skip(true);
-  http::read(stream_, buffer_, parser);
+  http::read(impl_->stream, impl_->buffer, parser);
   Reply r;
   r.status = parser.get().result_int();
   r.headers = header_map(parser.get());
@@ -158,16 +168,23 @@ Reply HttpClient::request(const std::string& method, const std::string& target,
   return r;
 }
 
-SseClient::SseClient(uint16_t port, const std::string& target) : socket_(ioc_) {
-  socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+struct SseClient::Impl {
+  net::io_context ioc;
+  tcp::socket socket{ioc};
+};
+
+SseClient::~SseClient() = default;
+
+SseClient::SseClient(uint16_t port, const std::string& target) : impl_(std::make_unique<Impl>()) {
+  impl_->socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
   std::string req =
       "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n";
-  net::write(socket_, net::buffer(req));
+  net::write(impl_->socket, net::buffer(req));
   // The head: read until the blank line.
   while (pending_.find("\r\n\r\n") == std::string::npos) {
     char buf[1024];
     beast::error_code ec;
-    size_t n = socket_.read_some(net::buffer(buf), ec);
+    size_t n = impl_->socket.read_some(net::buffer(buf), ec);
     if (ec) return;
     pending_.append(buf, n);
   }
@@ -189,7 +206,7 @@ void SseClient::record_head(const std::string& target, const std::string& head) 
   const size_t length = parser.content_length().value_or(0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (pending_.size() - head.size() < length) {
-    std::optional<bool> open = read_available(socket_, &pending_, deadline);
+    std::optional<bool> open = read_available(impl_->socket, &pending_, deadline);
     if (!open || !*open) break;
   }
   record_answer("GET", target, status_, headers, pending_.substr(head.size(), length));
@@ -207,7 +224,7 @@ std::optional<std::string> SseClient::next(std::chrono::milliseconds timeout) {
         if (d != std::string::npos) return event.substr(d + 6);
       }
     }
-    std::optional<bool> open = read_available(socket_, &pending_, deadline);
+    std::optional<bool> open = read_available(impl_->socket, &pending_, deadline);
     if (!open || !*open) return std::nullopt;  // timed out, or the server closed the stream
   }
 }
@@ -230,25 +247,32 @@ std::optional<bool> read_available(tcp::socket& socket, std::string* out,
   return std::nullopt;
 }
 
-RawClient::RawClient(uint16_t port) : socket_(ioc_) {
-  socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+struct RawClient::Impl {
+  net::io_context ioc;
+  tcp::socket socket{ioc};
+};
+
+RawClient::~RawClient() = default;
+
+RawClient::RawClient(uint16_t port) : impl_(std::make_unique<Impl>()) {
+  impl_->socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
 }
 
 void RawClient::send(const std::string& s) {
   sent_ += s;
   beast::error_code ec;
-  net::write(socket_, net::buffer(s), ec);
+  net::write(impl_->socket, net::buffer(s), ec);
 }
 
 void RawClient::send_raw(char c) {
-  static_cast<void>(::send(socket_.native_handle(), &c, 1, MSG_NOSIGNAL));
+  static_cast<void>(::send(impl_->socket.native_handle(), &c, 1, MSG_NOSIGNAL));
 }
 
 std::optional<std::string> RawClient::until_closed(std::chrono::milliseconds timeout) {
   std::string out;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    std::optional<bool> open = read_available(socket_, &out, deadline);
+    std::optional<bool> open = read_available(impl_->socket, &out, deadline);
     if (!open) return std::nullopt;
     if (!*open) break;
   }
@@ -256,36 +280,43 @@ std::optional<std::string> RawClient::until_closed(std::chrono::milliseconds tim
   return out;
 }
 
-WsClient::WsClient(uint16_t port, const std::string& target) : ws_(ioc_) {
-  ws_.next_layer().connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+struct WsClient::Impl {
+  net::io_context ioc;
+  websocket::stream<tcp::socket> ws{ioc};
+};
+
+WsClient::~WsClient() = default;
+
+WsClient::WsClient(uint16_t port, const std::string& target) : impl_(std::make_unique<Impl>()) {
+  impl_->ws.next_layer().connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
   websocket::response_type res;
   try {
-    ws_.handshake(res, "127.0.0.1", target);
+    impl_->ws.handshake(res, "127.0.0.1", target);
   } catch (...) {  // refused: the answer (an error body) is recorded too
     record_answer("GET", target, res.result_int(), header_map(res), res.body());
     throw;
   }
   record_answer("GET", target, res.result_int(), header_map(res), std::nullopt);
-  ws_.text(true);
+  impl_->ws.text(true);
 }
 
-void WsClient::send(const std::string& text) { ws_.write(net::buffer(text)); }
+void WsClient::send(const std::string& text) { impl_->ws.write(net::buffer(text)); }
 
 std::optional<std::string> WsClient::next(std::chrono::milliseconds timeout) {
   // Run one async read on our own io_context, bounded by `timeout`.
   beast::flat_buffer buf;
   std::optional<std::string> out;
   bool done = false;
-  ws_.async_read(buf, [&](beast::error_code ec, std::size_t) {
+  impl_->ws.async_read(buf, [&](beast::error_code ec, std::size_t) {
     done = true;
     if (!ec) out = beast::buffers_to_string(buf.data());
   });
-  ioc_.restart();
-  ioc_.run_for(timeout);
+  impl_->ioc.restart();
+  impl_->ioc.run_for(timeout);
   if (!done) {
-    beast::get_lowest_layer(ws_).cancel();
-    ioc_.restart();
-    ioc_.run();
+    beast::get_lowest_layer(impl_->ws).cancel();
+    impl_->ioc.restart();
+    impl_->ioc.run();
     return std::nullopt;
   }
   return out;

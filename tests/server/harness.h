@@ -1,7 +1,9 @@
 // A real anteroom server on 127.0.0.1:0 inside the test process, and small blocking Beast
-// clients (HTTP, SSE, WebSocket, raw bytes) to talk to it. Waits are bounded: a helper
-// that waits for something fails the test when its deadline passes, it never sleeps a fixed
-// time and hopes.
+// clients (HTTP, SSE, WebSocket, raw bytes) to talk to it. Beast stays in harness.cc (and
+// harness_sockets.h, for the few tests that hold a socket themselves): this header is
+// included by every server test, which compile several times faster without it. Waits are bounded:
+// a helper that waits for something fails the test when its deadline passes, it never sleeps a
+// fixed time and hopes.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,7 +16,6 @@
 #include <string>
 
 #include "server/app/options.h"
-#include "server/transport/beast.h"
 #include "server/transport/server.h"
 
 namespace anteroom::testing {
@@ -64,6 +65,7 @@ void record_answer(const std::string& method, const std::string& target, unsigne
 class HttpClient {
  public:
   explicit HttpClient(uint16_t port);
+  ~HttpClient();
   Reply request(const std::string& method, const std::string& target, const std::string& body = "",
                 const std::map<std::string, std::string>& headers = {});
   Reply admin(const std::string& method, const std::string& target, const std::string& body = "") {
@@ -71,15 +73,15 @@ class HttpClient {
   }
 
  private:
-  net::io_context ioc_;
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
+  struct Impl;  // the connection (harness.cc)
+  std::unique_ptr<Impl> impl_;
 };
 
 // Reads an SSE stream: the `data:` of each `event: status`.
 class SseClient {
  public:
   SseClient(uint16_t port, const std::string& target);
+  ~SseClient();
   unsigned status() const { return status_; }
   // The next status event's data, or nullopt when the stream ended or `timeout` passed.
   std::optional<std::string> next(std::chrono::milliseconds timeout = std::chrono::seconds(5));
@@ -87,21 +89,17 @@ class SseClient {
  private:
   void record_head(const std::string& target, const std::string& head);
 
-  net::io_context ioc_;
-  tcp::socket socket_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
   std::string pending_;
   unsigned status_ = 0;
 };
-
-// Appends to *out what `socket` has, waiting until something arrives, the peer closes (then
-// false) or `deadline` passes (then nullopt). Leaves the socket non-blocking.
-std::optional<bool> read_available(tcp::socket& socket, std::string* out,
-                                   std::chrono::steady_clock::time_point deadline);
 
 // A raw TCP connection for sending bytes that no well-behaved client would.
 class RawClient {
  public:
   explicit RawClient(uint16_t port);
+  ~RawClient();
   void send(const std::string& s);
   // For another thread: writes through the descriptor, leaving the socket object (which is
   // not thread-safe) to the thread that reads.
@@ -112,8 +110,8 @@ class RawClient {
   std::optional<std::string> until_closed(std::chrono::milliseconds timeout);
 
  private:
-  net::io_context ioc_;
-  tcp::socket socket_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
   std::string sent_;  // what send() sent, for record_answer
 };
 
@@ -128,6 +126,7 @@ std::unique_ptr<Engine> engine_on(const std::shared_ptr<ManualClock>& clock);
 class WsClient {
  public:
   WsClient(uint16_t port, const std::string& target);
+  ~WsClient();
   void send(const std::string& text);
   // The next message, or nullopt after `timeout`.
   std::optional<std::string> next(std::chrono::milliseconds timeout = std::chrono::seconds(5));
@@ -136,8 +135,8 @@ class WsClient {
                                      std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
  private:
-  net::io_context ioc_;
-  websocket::stream<tcp::socket> ws_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Extracts a JSON field as text (strings without quotes); empty if absent. For tests only.

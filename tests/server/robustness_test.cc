@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "server/app/options.h"
-#include "tests/server/harness.h"
+#include "tests/server/harness_sockets.h"
 
 namespace anteroom::testing {
 namespace {

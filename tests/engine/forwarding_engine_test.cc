@@ -1,0 +1,199 @@
+// A decorator forwards every call: each virtual method of Engine, called on a plain
+// ForwardingEngine, reaches the inner engine as that same method (an async write as the
+// async write, not the blocking call the defaults make of it). The table below must name
+// every virtual method engine/engine.h declares, so a new one fails here until it is
+// forwarded and listed.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/clock.h"
+#include "engine/forwarding_engine.h"
+
+namespace anteroom {
+namespace {
+
+// Records the name of every method called on it; answers each with a refusal or nothing.
+class RecordingEngine final : public Engine {
+ public:
+  mutable std::vector<std::string> calls;
+
+  Status put_room(std::string_view, const RoomConfig&) override { return note("put_room"); }
+  Result<RoomInfo> room_info(std::string_view) const override { return note("room_info"); }
+  std::vector<RoomInfo> rooms() const override { return note("rooms"), std::vector<RoomInfo>{}; }
+  Status delete_room(std::string_view) override { return note("delete_room"); }
+  Result<uint64_t> admit(std::string_view, uint64_t) override { return note("admit"); }
+  Result<uint64_t> clear(std::string_view) override { return note("clear"); }
+  using Engine::join;
+  Result<JoinResult> join(std::string_view, const JoinRequest&) override { return note("join"); }
+  Result<TicketView> status(std::string_view, std::string_view) override { return note("status"); }
+  Result<TicketView> peek(std::string_view, std::string_view) const override {
+    return note("peek");
+  }
+  Status heartbeat(std::string_view, std::string_view) override { return note("heartbeat"); }
+  Result<TicketDetail> describe(std::string_view, std::string_view) const override {
+    return note("describe");
+  }
+  Result<TicketView> leave(std::string_view, std::string_view) override { return note("leave"); }
+  Result<TicketDetail> activate(std::string_view, std::string_view) override {
+    return note("activate");
+  }
+  Status restore_room(std::string_view, const RoomConfig&,
+                      const std::vector<RestoredTicket>&) override {
+    return note("restore_room");
+  }
+  Result<JoinRules> join_rules(std::string_view) const override { return note("join_rules"); }
+  Result<DrawInfo> draw(std::string_view) const override { return note("draw"); }
+  Status restore_draw(std::string_view, const DrawInfo&) override { return note("restore_draw"); }
+  Result<std::vector<RestoredTicket>> export_tickets(std::string_view) const override {
+    return note("export_tickets");
+  }
+  void run_all() override { note("run_all"); }
+  int64_t next_due_ms() const override { return note("next_due_ms"), 7; }
+  void set_wake_hook(std::function<void()>) override { note("set_wake_hook"); }
+  uint64_t room_set_version() const override { return note("room_set_version"), 3; }
+  size_t poll_events(std::vector<Event>&, size_t) override { return note("poll_events"), 0; }
+  EngineStats stats() const override { return note("stats"), EngineStats{}; }
+  const Clock& clock() const override { return note("clock"), clock_; }
+  Result<SnapshotInfo> snapshot() override { return note("snapshot"); }
+  Status health() const override { return note("health"); }
+  void when_durable(uint64_t, std::function<void(Status)> done) override {
+    note("when_durable");
+    done(Status::ok());
+  }
+  void join_async(std::string_view, const JoinRequest&, Then<JoinResult> then) override {
+    then(note("join_async"));
+  }
+  void leave_async(std::string_view, std::string_view, Then<TicketView> then) override {
+    then(note("leave_async"));
+  }
+  void activate_async(std::string_view, std::string_view, Then<TicketDetail> then) override {
+    then(note("activate_async"));
+  }
+  void admit_async(std::string_view, uint64_t, Then<uint64_t> then) override {
+    then(note("admit_async"));
+  }
+  void clear_async(std::string_view, Then<uint64_t> then) override { then(note("clear_async")); }
+  void put_room_async(std::string_view, const RoomConfig&,
+                      std::function<void(Status)> then) override {
+    then(note("put_room_async"));
+  }
+  void delete_room_async(std::string_view, std::function<void(Status)> then) override {
+    then(note("delete_room_async"));
+  }
+  bool when_caught_up(std::string_view, std::string_view, std::function<void()>) override {
+    return note("when_caught_up"), true;
+  }
+  std::optional<ClusterInfo> cluster_info() const override {
+    return note("cluster_info"), ClusterInfo{};
+  }
+
+ private:
+  Status note(const char* name) const {
+    calls.emplace_back(name);
+    return Status(Code::kRoomNotFound, name);
+  }
+  ManualClock clock_;
+};
+
+// Drops an answer (the calls' answers are not under test here) or takes a callback's.
+constexpr auto ignore = [](auto&&...) {};
+
+struct Row {
+  std::string name;
+  std::function<void(Engine&)> call;
+};
+
+std::vector<Row> every_call() {
+  const RoomConfig c;
+  const JoinRequest j;
+  const DrawInfo d;
+  return {
+      {"put_room", [=](Engine& e) { ignore(e.put_room("r", c)); }},
+      {"room_info", [](Engine& e) { ignore(e.room_info("r")); }},
+      {"rooms", [](Engine& e) { ignore(e.rooms()); }},
+      {"delete_room", [](Engine& e) { ignore(e.delete_room("r")); }},
+      {"admit", [](Engine& e) { ignore(e.admit("r", 1)); }},
+      {"clear", [](Engine& e) { ignore(e.clear("r")); }},
+      {"join", [=](Engine& e) { ignore(e.join("r", j)); }},
+      {"status", [](Engine& e) { ignore(e.status("r", "t")); }},
+      {"peek", [](Engine& e) { ignore(e.peek("r", "t")); }},
+      {"heartbeat", [](Engine& e) { ignore(e.heartbeat("r", "t")); }},
+      {"describe", [](Engine& e) { ignore(e.describe("r", "t")); }},
+      {"leave", [](Engine& e) { ignore(e.leave("r", "t")); }},
+      {"activate", [](Engine& e) { ignore(e.activate("r", "t")); }},
+      {"restore_room", [=](Engine& e) { ignore(e.restore_room("r", c, {})); }},
+      {"join_rules", [](Engine& e) { ignore(e.join_rules("r")); }},
+      {"draw", [](Engine& e) { ignore(e.draw("r")); }},
+      {"restore_draw", [=](Engine& e) { ignore(e.restore_draw("r", d)); }},
+      {"export_tickets", [](Engine& e) { ignore(e.export_tickets("r")); }},
+      {"run_all", [](Engine& e) { e.run_all(); }},
+      {"next_due_ms", [](Engine& e) { EXPECT_EQ(e.next_due_ms(), 7); }},
+      {"set_wake_hook", [](Engine& e) { e.set_wake_hook([] {}); }},
+      {"room_set_version", [](Engine& e) { EXPECT_EQ(e.room_set_version(), 3U); }},
+      {"poll_events",
+       [](Engine& e) {
+         std::vector<Event> out;
+         ignore(e.poll_events(out, 1));
+       }},
+      {"stats", [](Engine& e) { ignore(e.stats()); }},
+      {"clock", [](Engine& e) { ignore(e.clock()); }},
+      {"snapshot", [](Engine& e) { ignore(e.snapshot()); }},
+      {"health", [](Engine& e) { ignore(e.health()); }},
+      {"when_durable", [](Engine& e) { e.when_durable(1, [](Status) {}); }},
+      {"join_async", [=](Engine& e) { e.join_async("r", j, ignore); }},
+      {"leave_async", [=](Engine& e) { e.leave_async("r", "t", ignore); }},
+      {"activate_async", [=](Engine& e) { e.activate_async("r", "t", ignore); }},
+      {"admit_async", [=](Engine& e) { e.admit_async("r", 1, ignore); }},
+      {"clear_async", [=](Engine& e) { e.clear_async("r", ignore); }},
+      {"put_room_async", [=](Engine& e) { e.put_room_async("r", c, ignore); }},
+      {"delete_room_async", [=](Engine& e) { e.delete_room_async("r", ignore); }},
+      {"when_caught_up", [](Engine& e) { EXPECT_TRUE(e.when_caught_up("r", "t", [] {})); }},
+      {"cluster_info", [](Engine& e) { EXPECT_TRUE(e.cluster_info().has_value()); }},
+  };
+}
+
+// The names of the virtual methods engine/engine.h declares (its destructor aside).
+std::set<std::string> declared_virtuals() {
+  std::ifstream in(std::string(ANTEROOM_SOURCE_DIR) + "/engine/engine.h");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string s = text.str();
+  const std::regex decl(R"(\bvirtual\s[^;{(]*?\b(\w+)\s*\()");
+  std::set<std::string> names;
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), decl); it != std::sregex_iterator();
+       ++it) {
+    names.insert((*it)[1].str());
+  }
+  names.erase("Engine");  // virtual ~Engine()
+  return names;
+}
+
+TEST(ForwardingEngine, EveryVirtualMethodIsListedHere) {
+  const std::set<std::string> declared = declared_virtuals();
+  ASSERT_GT(declared.size(), 30U) << "engine/engine.h was not read";
+  std::set<std::string> listed;
+  for (const Row& row : every_call()) listed.insert(row.name);
+  EXPECT_EQ(listed, declared);
+}
+
+TEST(ForwardingEngine, EveryCallReachesTheInnerEngineAsItself) {
+  auto inner = std::make_unique<RecordingEngine>();
+  RecordingEngine& seen = *inner;
+  ForwardingEngine forwarding(std::move(inner));
+  for (const Row& row : every_call()) {
+    seen.calls.clear();
+    row.call(forwarding);
+    EXPECT_EQ(seen.calls, std::vector<std::string>{row.name}) << row.name;
+  }
+}
+
+}  // namespace
+}  // namespace anteroom
