@@ -3,6 +3,7 @@
 #include <boost/json/parse.hpp>
 
 #include "server/app/declared_rooms.h"
+#include "server/app/flag_rows.h"
 #include "server/app/json_text.h"
 
 namespace anteroom {
@@ -79,11 +80,8 @@ Status store_config_flags(const ConfigFile& file, const po::options_description&
 }
 
 bool value_may_be_shown(std::string_view flag, const po::options_description& d) {
-  for (std::string_view secret :
-       {"admin-key", "token-secret", "user-secret", "metrics-key", "verify-key", "cluster"}) {
-    if (flag == secret) return false;
-  }
-  return d.find_nothrow(std::string(flag), false) != nullptr;
+  const FlagRow* row = find_flag(flag);
+  return row != nullptr && !row->secret && d.find_nothrow(std::string(flag), false) != nullptr;
 }
 
 std::string shown_value(std::string_view flag, const std::string& value,

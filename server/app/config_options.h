@@ -21,9 +21,9 @@ bool negative_for_unsigned(const boost::program_options::option_description& opt
                            const std::string& value);
 
 // Whether an error may show the value given for `flag` (a name without dashes): never for a
-// credential or what may hold one (admin-key, token-secret, user-secret, metrics-key,
-// verify-key, cluster: a redis:// URL carries a password), nor for a flag nobody defines
-// (a misspelt credential's value is as secret). An error shows "(hidden)" instead.
+// credential or what may hold one (the rows marked secret, flag_rows.h: the keys, the
+// secrets, and cluster, whose redis:// URL carries a password), nor for a flag nobody
+// defines (a misspelt credential's value is as secret). An error shows "(hidden)" instead.
 bool value_may_be_shown(std::string_view flag,
                         const boost::program_options::options_description& d);
 // `value` if it may be shown for `flag`, else "(hidden)".

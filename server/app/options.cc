@@ -4,6 +4,7 @@
 
 #include "server/app/config_options.h"
 #include "server/app/cross_site.h"
+#include "server/app/flag_rows.h"
 #include "server/app/redis_url.h"
 #include "server/app/secrets.h"
 
@@ -12,8 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <sstream>
+#include <variant>
 
 namespace anteroom {
 namespace po = boost::program_options;
@@ -71,18 +74,48 @@ std::string check_endpoint(const char* flag, const std::string& value) {
 
 // A room default's check ("admit_per_second applies to ...") told with its flag's name.
 std::string room_flag_message(const std::string& message) {
-  static const std::pair<const char*, const char*> kFlags[] = {
-      {"capacity", "--room-capacity"},
-      {"admit_per_second", "--room-admit-per-second"},
-      {"allowed_ttl_seconds", "--room-allowed-ttl"},
-      {"session_ttl_seconds", "--room-session-ttl"},
-      {"heartbeat_timeout_seconds", "--room-heartbeat-timeout"},
-      {"max_waiting", "--room-max-waiting"}};
   const std::string field = message.substr(0, message.find(' '));
-  for (const auto& [name, flag] : kFlags) {
-    if (field == name) return flag + message.substr(field.size());
+  for (const FlagRow& row : flag_rows()) {
+    if (row.room_field != nullptr && field == row.room_field) {
+      return "--" + std::string(row.name) + message.substr(field.size());
+    }
   }
   return "--room-" + message;
+}
+
+// The first row whose value its bounds, its choices or its strength refuse, and why.
+struct RowCheck {
+  const FlagRow& row;
+  std::string flag() const { return "--" + std::string(row.name); }
+  std::string operator()(std::monostate) const { return ""; }
+  std::string operator()(bool& (*)(Options&)) const { return ""; }
+  std::string operator()(std::vector<std::string>& (*)(Options&)) const { return ""; }
+  std::string operator()(AdmissionMode& (*)(Options&)) const { return ""; }  // read_passing
+  std::string operator()(unsigned& (*get)(Options&)) const { return number(get(o)); }
+  std::string operator()(uint64_t& (*get)(Options&)) const { return number(get(o)); }
+  std::string operator()(std::string& (*get)(Options&)) const {
+    const std::string& v = get(o);
+    if (row.choices != nullptr && !is_choice(row.choices, v)) {
+      return flag() + " must be " + said_choices(row.choices);
+    }
+    if (row.min_secret != 0 && !v.empty()) return weak_secret(flag(), v, row.min_secret);
+    return "";
+  }
+  std::string number(uint64_t v) const {
+    if (v >= row.min && v <= row.max) return "";
+    const std::string unit = *row.unit == '\0' ? "" : std::string(" ") + row.unit;
+    if (row.max == UINT64_MAX) return flag() + " must be >= " + std::to_string(row.min) + unit;
+    if (row.min == 0) return flag() + " must be at most " + std::to_string(row.max) + unit;
+    return flag() + " must be " + std::to_string(row.min) + "-" + std::to_string(row.max) + unit;
+  }
+  Options& o;
+};
+
+std::string check_rows(Options& o) {
+  for (const FlagRow& row : flag_rows()) {
+    if (std::string why = std::visit(RowCheck{row, o}, row.target); !why.empty()) return why;
+  }
+  return "";
 }
 
 // The first --allow-origin that is not an origin, and why; empty if all are.
@@ -99,8 +132,9 @@ std::string check_origins(const std::vector<std::string>& origins) {
   return "";
 }
 
-Status check(const Options& o) {
+Status check(Options& o) {
   auto bad = [](const std::string& m) { return Status(Code::kInvalidArgument, m); };
+  if (std::string why = check_rows(o); !why.empty()) return bad(why);
   if (std::string why = check_endpoint("--listen", o.listen); !why.empty()) return bad(why);
   if (!o.admin_listen.empty()) {
     if (std::string why = check_endpoint("--admin-listen", o.admin_listen); !why.empty())
@@ -114,52 +148,14 @@ Status check(const Options& o) {
       !o.public_url.starts_with("http://")) {
     return bad("--public-url must start with https:// or http://");
   }
-  if (o.appendfsync != "always" && o.appendfsync != "everysec" && o.appendfsync != "no") {
-    return bad("--appendfsync must be always, everysec or no");
-  }
-  // Each thread's stack is committed address space; past this a thread cannot start.
-  if (o.threads > 1024) return bad("--threads must be at most 1024");
-  if (o.max_connections == 0) return bad("--max-connections must be at least 1");
-  if (o.header_limit < 1024) return bad("--header-limit must be at least 1024");
-  if (o.idle_timeout_s == 0) return bad("--idle-timeout must be >= 1 s");
-  if (o.request_timeout_s == 0) return bad("--request-timeout must be >= 1 s");
-  if (o.push_interval_ms == 0) return bad("--push-interval must be >= 1 ms");
-  if (o.owner_tick_ms == 0) return bad("--owner-tick must be >= 1 ms");
-  if (o.stream_keepalive_s == 0) return bad("--stream-keepalive must be >= 1 s");
-  if (o.stream_queue_limit == 0) return bad("--stream-queue must be >= 1");
-  if (o.max_connections_per_address == 0) return bad("--max-connections-per-address must be >= 1");
   if (o.operator_reserve >= o.max_connections)
     return bad("--operator-reserve must be smaller than --max-connections");
-  if (o.max_streams_per_ticket == 0) return bad("--max-streams-per-ticket must be >= 1");
-  if (o.max_rooms == 0 || o.max_rooms > 10'000'000) return bad("--max-rooms must be 1-10000000");
-  if (o.stream_heartbeat_limit_s == 0) return bad("--stream-heartbeat-limit must be >= 1 s");
-  if (o.token_alg != "HS256" && o.token_alg != "ES256") {
-    return bad("--token-alg must be HS256 or ES256, not '" + o.token_alg + "'");
-  }
   if (o.token_alg != "ES256" && (!o.token_key.empty() || !o.token_key_previous.empty())) {
     return bad("--token-key and --token-key-previous need --token-alg ES256");
-  }
-  // Given secrets are checked here too (load_secrets checks those read from the data dir),
-  // so that one set in a --config file is refused at its line.
-  const std::pair<const char*, const std::string*> given[] = {{"--admin-key", &o.admin_key},
-                                                              {"--verify-key", &o.verify_key},
-                                                              {"--metrics-key", &o.metrics_key}};
-  for (const auto& [flag, key] : given) {
-    if (key->empty()) continue;
-    if (std::string why = weak_secret(flag, *key, kMinAdminKey); !why.empty()) return bad(why);
-  }
-  if (!o.token_secret.empty()) {
-    if (std::string why = weak_secret("--token-secret", o.token_secret, kMinTokenSecret);
-        !why.empty())
-      return bad(why);
   }
   if (std::string why = check_origins(o.allow_origins); !why.empty()) return bad(why);
   for (const std::string& cidr : o.trusted_proxies) {
     if (!valid_cidr(cidr)) return bad("--trusted-proxy '" + cidr + "' is not an address or a CIDR");
-  }
-  if (!o.user_secret.empty()) {
-    if (std::string why = weak_secret("--user-secret", o.user_secret, 32); !why.empty())
-      return bad(why);
   }
   if (!o.cluster.empty()) {
     auto target = parse_redis_target(o.cluster);
@@ -184,14 +180,9 @@ namespace {
 
 // The flags also read from ANTEROOM_* variables.
 std::string flag_of_variable(const std::string& env) {
-  if (env == "ANTEROOM_LISTEN") return "listen";
-  if (env == "ANTEROOM_DATA_DIR") return "data-dir";
-  if (env == "ANTEROOM_APPENDFSYNC") return "appendfsync";
-  if (env == "ANTEROOM_ADMIN_KEY") return "admin-key";
-  if (env == "ANTEROOM_TOKEN_SECRET") return "token-secret";
-  if (env == "ANTEROOM_THREADS") return "threads";
-  if (env == "ANTEROOM_CLUSTER") return "cluster";
-  if (env == "ANTEROOM_METRICS_KEY") return "metrics-key";
+  for (const FlagRow& row : flag_rows()) {
+    if (row.env != nullptr && env == row.env) return row.name;
+  }
   return "";
 }
 
@@ -224,83 +215,95 @@ std::string describe(const po::error_with_option_name& e, const po::options_desc
   return "the flag " + name + " or its value is not valid";
 }
 
-// The cluster's flags and the room defaults (--room-*): the second half of --help.
-void add_cluster_and_room_flags(po::options_description& d, Options& o, std::string& admission) {
-  // clang-format off
-  d.add_options()
-    ("cluster", po::value(&o.cluster), "the Redis that a cluster of nodes shares: redis://HOST:PORT or HOST:PORT, or a comma-separated list of a Redis Cluster's nodes (docs/cluster.md); every node needs the same --token-secret; the log is off")
-    ("node-name", po::value(&o.node_name), "this node's name in the cluster; default: host name and process id")
-    ("redis-wait", po::value(&o.redis_wait)->default_value(o.redis_wait), "cluster: a write is answered once this many Redis replicas have it (WAIT)")
-    ("demo-room", po::value(&o.demo_room), "create a room with this name at start")
-    ("room-capacity", po::value(&o.room.capacity)->default_value(o.room.capacity), "default capacity (ALLOWED + ACTIVE at once); 0 = no limit")
-    ("room-admission", po::value(&admission)->default_value(admission), "default admission: auto | manual")
-    ("room-admit-per-second", po::value(&o.room.admit_per_second)->default_value(o.room.admit_per_second), "default cap on auto admissions per second; 0 = none")
-    ("room-allowed-ttl", po::value(&o.room.allowed_ttl_seconds)->default_value(o.room.allowed_ttl_seconds), "default seconds an admission may go unused")
-    ("room-session-ttl", po::value(&o.room.session_ttl_seconds)->default_value(o.room.session_ttl_seconds), "default seconds an active session may idle")
-    ("room-heartbeat-timeout", po::value(&o.room.heartbeat_timeout_seconds)->default_value(o.room.heartbeat_timeout_seconds), "default seconds a waiting visitor may go unseen")
-    ("room-max-waiting", po::value(&o.room.max_waiting)->default_value(o.room.max_waiting), "default longest line; 0 = no limit");
-  // clang-format on
+// Values on their way from Boost to Options: a switch's (read as a boolean, so that a file's
+// `no-persistence = true` reads) and an admission mode's (read as its name). Deques: Boost
+// holds pointers into them.
+struct Passing {
+  std::deque<bool> switches;
+  std::deque<std::string> modes;
+};
+
+// Each row as a Boost option bound to its Options field (or to `passing`), its default the
+// field's value now.
+struct AddRow {
+  po::options_description& d;
+  const FlagRow& row;
+  Options& o;
+  Passing& passing;
+  void operator()(std::monostate) const { d.add_options()("help,h", row.help); }
+  void operator()(std::string& (*get)(Options&)) const {
+    auto* v = po::value(&get(o));
+    if (!get(o).empty()) v->default_value(get(o));
+    d.add_options()(row.name, v, row.help);
+  }
+  template <typename T>
+  void operator()(T& (*get)(Options&)) const {
+    d.add_options()(row.name, po::value(&get(o))->default_value(get(o)), row.help);
+  }
+  void operator()(std::vector<std::string>& (*get)(Options&)) const {
+    d.add_options()(row.name, po::value(&get(o))->composing(), row.help);
+  }
+  void operator()(bool& (*)(Options&)) const {
+    d.add_options()(row.name, po::bool_switch(&passing.switches.emplace_back(false)), row.help);
+  }
+  void operator()(AdmissionMode& (*get)(Options&)) const {
+    const std::string now = admission_name(get(o));
+    d.add_options()(row.name, po::value(&passing.modes.emplace_back(now))->default_value(now),
+                    row.help);
+  }
+};
+
+void add_flags(po::options_description& d, Options& o, Passing& passing) {
+  for (const FlagRow& row : flag_rows()) std::visit(AddRow{d, row, o, passing}, row.target);
 }
 
-Status admission_of(const std::string& admission, RoomConfig* room) {
-  if (admission == "auto") {
-    room->admission = AdmissionMode::kAuto;
-  } else if (admission == "manual") {
-    room->admission = AdmissionMode::kManual;
-  } else {
-    return Status(Code::kInvalidArgument, "--room-admission must be auto or manual");
+// The switches and modes `passing` holds into their fields, in the rows' order.
+Status read_passing(Options& o, const Passing& passing) {
+  size_t switches = 0, modes = 0;
+  for (const FlagRow& row : flag_rows()) {
+    if (auto* get = std::get_if<bool& (*)(Options&)>(&row.target)) {
+      const bool on = passing.switches.at(switches++);
+      (*get)(o) = row.negated ? !on : on;
+    } else if (auto* mode = std::get_if<AdmissionMode& (*)(Options&)>(&row.target)) {
+      const std::string& name = passing.modes.at(modes++);
+      if (!is_choice(row.choices, name)) {
+        return Status(Code::kInvalidArgument,
+                      "--" + std::string(row.name) + " must be " + said_choices(row.choices));
+      }
+      (*mode)(o) = name == "manual" ? AdmissionMode::kManual : AdmissionMode::kAuto;
+    }
   }
   return Status::ok();
 }
 
-// The switches, read as booleans (`no-persistence = true` in a config file).
-struct Switches {
-  bool persistence = false;   // --no-persistence
-  bool room_metrics = false;  // --no-room-metrics
-};
-
-// Every flag but the cluster's and the room defaults: the first half of --help.
-void add_server_flags(po::options_description& d, Options& o, Switches& off) {
-  // clang-format off
-  d.add_options()
-    ("help,h", "print this and exit")
-    ("config", po::value(&o.config), "FILE of `name = value` lines, one for any flag here, and [room NAME] sections (docs/server.md); flags and ANTEROOM_* variables win over it")
-    ("access-log", po::value(&o.access_log), "PATH, or - for standard output: one JSON line per request (docs/server.md), PATH reopened on SIGHUP; off by default")
-    ("listen", po::value(&o.listen)->default_value(o.listen), "HOST:PORT to listen on; port 0 picks a free port and prints it")
-    ("admin-listen", po::value(&o.admin_listen), "HOST:PORT of a listener of its own for the operator routes (rooms, admit, clear, events and pages written, snapshot, cluster, metrics); --listen then answers them 404")
-    ("public-url", po::value(&o.public_url), "the URL visitors reach anteroom at (https://queue.example.com); https marks the cookies Secure")
-    ("threads", po::value(&o.threads)->default_value(o.threads), "I/O threads; 0 = one per core")
-    ("data-dir", po::value(&o.data_dir)->default_value(o.data_dir), "directory for the token secret, the admin key and the log")
-    ("appendfsync", po::value(&o.appendfsync)->default_value(o.appendfsync), "always | everysec | no: when the log is synced to disk")
-    ("no-persistence", po::bool_switch(&off.persistence), "keep everything in memory only")
-    ("snapshot-after", po::value(&o.snapshot_after_mb)->default_value(o.snapshot_after_mb), "MiB: snapshot (compact) the log once it is larger than this and twice its last compacted size; 0 = only through POST /v1/admin/snapshot")
-    ("admin-key", po::value(&o.admin_key), "Bearer key for the operator routes, at least 16 bytes; default: DATA_DIR/admin-key, created if absent and printed at start")
-    ("token-secret", po::value(&o.token_secret), "HS256 secret for admission tokens, at least 32 bytes; default: DATA_DIR/token-secret, created if absent")
-    ("token-alg", po::value(&o.token_alg)->default_value(o.token_alg), "HS256 | ES256: how admission tokens are signed; ES256 publishes its public keys at /.well-known/jwks.json")
-    ("token-key", po::value(&o.token_key), "ES256: PEM file of the P-256 private key; default: DATA_DIR/token-key.pem, created if absent (mode 0600)")
-    ("token-key-previous", po::value(&o.token_key_previous), "ES256, while rotating: PEM file of the key being replaced (private or public); its tokens still verify and it stays in the JWKS")
-    ("user-secret", po::value(&o.user_secret), "HS256 secret of user assertions (user_token) from the protected service; default: none accepted")
-    ("verify-key", po::value(&o.verify_key), "Bearer key good for the verify route only (for the protected service), at least 16 bytes")
-    ("max-connections", po::value(&o.max_connections)->default_value(o.max_connections), "open connections at most; more are answered 503 and closed")
-    ("header-limit", po::value(&o.header_limit)->default_value(o.header_limit), "request header bytes at most (else 431)")
-    ("body-limit", po::value(&o.body_limit)->default_value(o.body_limit), "request body bytes at most (else 413)")
-    ("idle-timeout", po::value(&o.idle_timeout_s)->default_value(o.idle_timeout_s), "seconds a keep-alive connection may wait for its next request")
-    ("request-timeout", po::value(&o.request_timeout_s)->default_value(o.request_timeout_s), "seconds from a request's first byte to its last")
-    ("push-interval", po::value(&o.push_interval_ms)->default_value(o.push_interval_ms), "ms: at most one position update per stream in this interval")
-    ("stream-keepalive", po::value(&o.stream_keepalive_s)->default_value(o.stream_keepalive_s), "seconds: an SSE stream gets its status at least this often")
-    ("stream-queue", po::value(&o.stream_queue_limit)->default_value(o.stream_queue_limit), "messages queued per SSE/WebSocket stream before it is dropped as too slow")
-    ("owner-tick", po::value(&o.owner_tick_ms)->default_value(o.owner_tick_ms), "ms at least between the passes that writes call for (deadlines are met on time)")
-    ("max-connections-per-address", po::value(&o.max_connections_per_address)->default_value(o.max_connections_per_address), "open connections from one client address at most; more are answered 503")
-    ("operator-reserve", po::value(&o.operator_reserve)->default_value(o.operator_reserve), "connections under --max-connections kept for health, metrics and operator requests")
-    ("max-rooms", po::value(&o.max_rooms)->default_value(o.max_rooms), "rooms the server holds at most (1-10000000); a PUT of one more is refused 503 unavailable")
-    ("max-streams-per-ticket", po::value(&o.max_streams_per_ticket)->default_value(o.max_streams_per_ticket), "SSE and WebSocket streams watching one ticket at most; more are answered 429")
-    ("stream-heartbeat-limit", po::value(&o.stream_heartbeat_limit_s)->default_value(o.stream_heartbeat_limit_s), "seconds an open stream alone counts as a waiting visitor's heartbeat")
-    ("no-room-metrics", po::bool_switch(&off.room_metrics), "leave per-room series (room names) out of /metrics")
-    ("metrics-key", po::value(&o.metrics_key), "Bearer key good for /metrics only (Prometheus's), at least 16 bytes; /metrics also takes the admin and verify keys, and asks none on --admin-listen")
-    ("metrics-public", po::bool_switch(&o.metrics_public), "answer /metrics to anyone, without a key")
-    ("trusted-proxy", po::value(&o.trusted_proxies)->composing(), "CIDR of a proxy in front (repeatable, e.g. 127.0.0.1/32): its connections carry many visitors, so no per-address limit applies to them")
-    ("allow-origin", po::value(&o.allow_origins)->composing(), "ORIGIN (repeatable, e.g. https://shop.example.com) of another site whose pages may join and leave here; other sites' browser requests that change state are refused 403 cross_site");
-  // clang-format on
+// The first lines of --help, naming the variables the rows give.
+std::string help_caption() {
+  std::vector<std::string> words;
+  for (const FlagRow& row : flag_rows()) {
+    if (row.env != nullptr) words.emplace_back(row.env);
+  }
+  words.front() = "Flags (" + std::to_string(words.size()) + " also from " + words.front();
+  for (size_t i = 0; i + 1 < words.size(); ++i) words[i] += ',';
+  words.back() += ";";
+  for (const char* w :
+       {"any", "but", "--help", "and", "--config", "also", "as", "`name", "=", "value`", "in",
+        "the", "--config", "file,", "which", "both", "win", "over)"}) {
+    words.emplace_back(w);
+  }
+  std::string caption = "anteroom: a virtual waiting room\n\nusage: anteroom [flags]\n\n";
+  size_t line = 0;
+  for (const std::string& w : words) {  // lines of at most 90 characters
+    if (line != 0 && line + 1 + w.size() > 90) {
+      caption += '\n';
+      line = 0;
+    } else if (line != 0) {
+      caption += ' ';
+      ++line;
+    }
+    caption += w;
+    line += w.size();
+  }
+  return caption;
 }
 
 }  // namespace
@@ -343,17 +346,9 @@ Status refuse_negative(const po::parsed_options& given, const po::options_descri
 
 Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
   Options o;
-  Switches off;
-  std::string admission = "auto";
-  po::options_description d(
-      "anteroom: a virtual waiting room\n\n"
-      "usage: anteroom [flags]\n\n"
-      "Flags (eight also from ANTEROOM_LISTEN, ANTEROOM_DATA_DIR, ANTEROOM_APPENDFSYNC,\n"
-      "ANTEROOM_ADMIN_KEY, ANTEROOM_TOKEN_SECRET, ANTEROOM_THREADS, ANTEROOM_CLUSTER,\n"
-      "ANTEROOM_METRICS_KEY; any but\n"
-      "--help and --config also as `name = value` in the --config file, which both win over)");
-  add_server_flags(d, o, off);
-  add_cluster_and_room_flags(d, o, admission);
+  Passing passing;
+  po::options_description d(help_caption());
+  add_flags(d, o, passing);
   po::variables_map vm;
   std::optional<ConfigFile> file;
   FileFlags from_file;  // the flags the file set, and where
@@ -382,9 +377,7 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
     *exit_now = s.str();
     return o;
   }
-  o.persistence = !off.persistence;
-  o.room_metrics = !off.room_metrics;
-  Status st = admission_of(admission, &o.room);
+  Status st = read_passing(o, passing);
   if (st.is_ok()) st = check(o);
   if (!st.is_ok()) return file ? attribute(st, *file, from_file) : st;
   if (file) {

@@ -1,5 +1,6 @@
 // Everything anteroom can be told at start. Each field is one command-line flag (the name
-// in the comment); six are also read from ANTEROOM_* variables (docs/api.md).
+// in the comment), whose row in flag_rows.cc gives its help, its bounds and the ANTEROOM_*
+// variable it is also read from; its initializer here is its default.
 #pragma once
 
 #include <cstdint>
