@@ -32,7 +32,7 @@ void Node::join_async(std::string_view room, const JoinRequest& request, Then<Jo
   if (!request.user.empty() && !valid_user(request.user)) {
     return then(Status(Code::kInvalidArgument, kUserRule));
   }
-  op::Join j{random_tag(), std::string(request.user), request.key_hash};
+  op::Join j{random_tag(), std::string(request.user), request.key_hash, std::nullopt};
   post([this, room = std::string(room), j = std::move(j), then = std::move(then)]() mutable {
     if (!up_) return then(unreachable());
     if (!replica_->room_info(room).is_ok()) {
@@ -100,7 +100,7 @@ void Node::admit_async(std::string_view room, uint64_t count, Then<uint64_t> the
     if (!replica_->room_info(room).is_ok()) {
       return then(Status(Code::kRoomNotFound, "room '" + room + "' not found"));
     }
-    propose(room, op::Admit{count}, [then = std::move(then)](const Applied& a) {
+    propose(room, op::Admit{count, 0, {}}, [then = std::move(then)](const Applied& a) {
       if (!a.status.is_ok()) return then(a.status);
       then(a.count);
     });

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "engine/codec.h"
+#include "engine/op_codec.h"
 
 namespace anteroom::cluster {
 namespace {
@@ -13,18 +14,6 @@ using codec::put_varint;
 using codec::zigzag;
 
 constexpr uint64_t kVersion = 2;
-enum OpType : uint64_t {
-  kJoin = 1,
-  kLeave,
-  kActivate,
-  kAdmit,
-  kExpire,
-  kSeen,
-  kClear,
-  kPutRoom,
-  kDeleteRoom,
-  kEventPhase,
-};
 constexpr uint64_t kOldestVersion = 1;  // snapshots before events (no draw)
 constexpr uint64_t kMaxReason = static_cast<uint64_t>(EndReason::kCleared);
 
@@ -41,137 +30,6 @@ bool read_key(codec::Reader& in, std::optional<KeyHash>* key) {
   if (!in.bytes(k.data(), k.size())) return false;
   *key = k;
   return true;
-}
-
-void put_op(std::string* out, const Op& op) {
-  std::visit(
-      [out](const auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, op::Join>) {
-          put_varint(out, kJoin);
-          for (uint32_t t : o.tag) put_varint(out, t);
-          put_string(out, o.user);
-          put_key(out, o.key_hash);
-        } else if constexpr (std::is_same_v<T, op::Leave>) {
-          put_varint(out, kLeave);
-          put_varint(out, o.seq);
-        } else if constexpr (std::is_same_v<T, op::Activate>) {
-          put_varint(out, kActivate);
-          put_varint(out, o.seq);
-        } else if constexpr (std::is_same_v<T, op::Admit>) {
-          put_varint(out, kAdmit);
-          put_varint(out, o.count);
-          put_varint(out, o.owed);
-        } else if constexpr (std::is_same_v<T, op::Expire>) {
-          put_varint(out, kExpire);
-          put_varint(out, o.seq);
-          put_varint(out, static_cast<uint8_t>(o.reason));
-        } else if constexpr (std::is_same_v<T, op::Seen>) {
-          put_varint(out, kSeen);
-          put_varint(out, o.seqs.size());
-          uint64_t last = 0;
-          for (uint64_t s : o.seqs) {
-            put_varint(out, zigzag(static_cast<int64_t>(s - last)));
-            last = s;
-          }
-        } else if constexpr (std::is_same_v<T, op::Clear>) {
-          put_varint(out, kClear);
-        } else if constexpr (std::is_same_v<T, op::PutRoom>) {
-          put_varint(out, kPutRoom);
-          codec::put_room_config(out, o.config);
-        } else if constexpr (std::is_same_v<T, op::EventPhase>) {
-          put_varint(out, kEventPhase);
-          put_varint(out, static_cast<uint64_t>(o.phase));
-        } else {
-          static_assert(std::is_same_v<T, op::DeleteRoom>);
-          put_varint(out, kDeleteRoom);
-        }
-      },
-      op);
-}
-
-bool read_seqs(codec::Reader& in, std::vector<uint64_t>* seqs) {
-  uint64_t n = 0;
-  if (!in.varint(&n) || n > in.left()) return false;  // every seq takes a byte at least
-  seqs->reserve(n);
-  uint64_t last = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    uint64_t d = 0;
-    if (!in.varint(&d)) return false;
-    last += static_cast<uint64_t>(codec::unzigzag(d));
-    seqs->push_back(last);
-  }
-  return true;
-}
-
-bool read_op(codec::Reader& in, Op* op) {
-  uint64_t type = 0;
-  if (!in.varint(&type)) return false;
-  switch (type) {
-    case kJoin: {
-      op::Join j;
-      if (!in.number(&j.tag[0]) || !in.number(&j.tag[1]) || !in.number(&j.tag[2]) ||
-          !in.string(&j.user) || !read_key(in, &j.key_hash)) {
-        return false;
-      }
-      *op = std::move(j);
-      return true;
-    }
-    case kLeave: {
-      op::Leave l;
-      *op = l;
-      return in.varint(&std::get<op::Leave>(*op).seq);
-    }
-    case kActivate: {
-      *op = op::Activate{};
-      return in.varint(&std::get<op::Activate>(*op).seq);
-    }
-    case kAdmit: {
-      op::Admit a;
-      if (!in.varint(&a.count) || !in.varint(&a.owed) || a.owed > a.count) return false;
-      *op = a;
-      return true;
-    }
-    case kExpire: {
-      op::Expire e;
-      uint64_t reason = 0;
-      if (!in.varint(&e.seq) || !in.varint(&reason) || reason == 0 || reason > kMaxReason) {
-        return false;
-      }
-      e.reason = static_cast<EndReason>(reason);
-      *op = e;
-      return true;
-    }
-    case kSeen: {
-      op::Seen s;
-      if (!read_seqs(in, &s.seqs)) return false;
-      *op = std::move(s);
-      return true;
-    }
-    case kClear:
-      *op = op::Clear{};
-      return true;
-    case kPutRoom: {
-      op::PutRoom p;
-      if (!codec::read_room_config(in, &p.config, false)) return false;
-      *op = p;
-      return true;
-    }
-    case kDeleteRoom:
-      *op = op::DeleteRoom{};
-      return true;
-    case kEventPhase: {
-      uint64_t phase = 0;
-      if (!in.varint(&phase) || phase == 0 ||
-          phase > static_cast<uint64_t>(RoomEvent::Phase::kEnded)) {
-        return false;
-      }
-      *op = op::EventPhase{static_cast<RoomEvent::Phase>(phase)};
-      return true;
-    }
-    default:
-      return false;
-  }
 }
 
 // "ms-seq", both decimal numbers, as Redis numbers stream entries.
@@ -198,7 +56,7 @@ std::string encode_record(const Record& r) {
   put_varint(&out, r.batch);
   put_varint(&out, zigzag(r.at_ms));
   put_varint(&out, r.ops.size());
-  for (const Op& op : r.ops) put_op(&out, op);
+  for (const Op& op : r.ops) codec::put_op(&out, op);
   return out;
 }
 
@@ -213,7 +71,8 @@ Result<Record> decode_record(std::string_view bytes) {
   r.ops.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
     Op op;
-    if (!read_op(in, &op)) return damaged("record op");
+    if (!codec::read_op(in, &op)) return damaged("record op");
+    if (names_tickets(op)) return damaged("record op (a log's, naming tickets)");
     r.ops.push_back(std::move(op));
   }
   if (!in.done()) return damaged("record (bytes left over)");

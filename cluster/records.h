@@ -1,13 +1,9 @@
 // The bytes of what a cluster keeps in Redis (docs/cluster.md):
 //
-// A record (the `r` field of an entry of the stream anteroom:{ROOM}:log): version 1, the
-// proposing node's name, its batch number, the proposer's wall clock in ms, and its ops,
-// each a type then its fields:
-//   1 join      tag (three varints), user, flags (1: a 32-byte key hash follows)
-//   2 leave     seq            3 activate  seq          4 admit   count
-//   5 expire    seq, reason    6 seen      count, each seq as the difference from the last
-//   7 clear                    8 put_room  configuration (engine/codec.h)
-//   9 delete_room
+// A record (the `r` field of an entry of the stream anteroom:{ROOM}:log): version 2, the
+// proposing node's name, its batch number, the proposer's wall clock in ms, and its ops in
+// the bytes the log uses too (engine/op_codec.h: types 1-10; a log's forms, which name
+// tickets, are refused as damage).
 // A snapshot (anteroom:{ROOM}:snap): version 1, the record number and stream id it covers,
 // then the room image: configuration, time origin, next seq, counters, and every live
 // ticket (seq difference, tag, user, flags and key, state, reason, admitted and seen times).

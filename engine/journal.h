@@ -1,5 +1,6 @@
 // The change journal: every state change of every room, told to one consumer as it happens,
-// never dropped. Storage writes it to the log; a replica would ship the same records.
+// never dropped. Storage writes each as a record of the one vocabulary a cluster appends too
+// (engine/ops.h: a change is the op that names its tickets; storage/log_records.h).
 //
 // What is told, and when:
 //   room_put      a room was created or its configuration changed; before any join of a

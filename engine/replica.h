@@ -27,47 +27,10 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/ops.h"
 #include "engine/ticket_id.h"
 
 namespace anteroom {
-
-// What a record asks of a room. Times are the record's (Redis streams carry the proposer's
-// wall clock).
-namespace op {
-struct Join {
-  Tag tag{};  // the random part of the new ticket's id, drawn by the proposer
-  std::string user;
-  std::optional<KeyHash> key_hash;
-};
-struct Leave {
-  uint64_t seq = 0;
-};
-struct Activate {  // first use at the protected service (ALLOWED -> ACTIVE)
-  uint64_t seq = 0;
-};
-struct Admit {  // up to `count` of the next WAITING tickets, within capacity
-  uint64_t count = 0;
-  uint64_t owed = 0;  // of which owed for no-shows (the decider's), taken from what is owed
-};
-struct Expire {  // applied only if still due by the record's time
-  uint64_t seq = 0;
-  EndReason reason = EndReason::kNone;
-};
-struct Seen {  // visitors seen (polls, streams, uses at the service): refreshes their time
-  std::vector<uint64_t> seqs;
-};
-struct Clear {};
-struct EventPhase {  // the room's event reached `phase` (its time came)
-  RoomEvent::Phase phase = RoomEvent::Phase::kScheduled;
-};
-struct PutRoom {
-  RoomConfig config;
-};
-struct DeleteRoom {};
-}  // namespace op
-
-using Op = std::variant<op::Join, op::Leave, op::Activate, op::Admit, op::Expire, op::Seen,
-                        op::Clear, op::PutRoom, op::DeleteRoom, op::EventPhase>;
 
 // What applying one op did: `status` says why it changed nothing (room_not_found,
 // room_full, wrong state); otherwise the field of its kind is set.

@@ -66,6 +66,7 @@ Applied apply_to(Room& r, int64_t at, const Op& op) {
           [&](const op::DeleteRoom&) {
             return failed(Status(Code::kInvalidArgument, "delete_room"));
           },
+          [&](const op::Draw&) { return failed(Status(Code::kInvalidArgument, "draw")); },
       },
       op);
 }
@@ -73,6 +74,10 @@ Applied apply_to(Room& r, int64_t at, const Op& op) {
 }  // namespace
 
 Applied ShardedEngine::apply(std::string_view room, int64_t at_ms, const Op& op) {
+  if (names_tickets(op)) {  // what a log holds: a replica decides these itself
+    return failed(Status(Code::kInvalidArgument,
+                         std::string("a replica does not apply a log's ") + op_name(op)));
+  }
   if (const auto* put = std::get_if<op::PutRoom>(&op)) {
     return failed(create_room(room, put->config, at_ms));
   }
@@ -98,7 +103,7 @@ std::vector<Op> ShardedEngine::decide(std::string_view room, int64_t now_ms, boo
   Room::Due due = r->decide(now_ms, sweep);
   for (const auto& [seq, why] : due.expire) out.emplace_back(op::Expire{seq, why});
   if (due.phase) out.emplace_back(op::EventPhase{*due.phase});
-  if (due.admit != 0) out.emplace_back(op::Admit{due.admit, due.owed});
+  if (due.admit != 0) out.emplace_back(op::Admit{due.admit, due.owed, {}});
   return out;
 }
 

@@ -19,20 +19,39 @@ Status check_seq(uint64_t seq) {
   return invalid("seq " + std::to_string(seq) + " is beyond what a room hands out");
 }
 
-// The reasons each state may carry (what the engine writes).
-bool state_fits_reason(TicketState s, EndReason r) {
-  switch (s) {
-    case TicketState::kWaiting:
-    case TicketState::kAllowed:
-    case TicketState::kActive:
-      return r == EndReason::kNone;
-    case TicketState::kLeft:
-      return r == EndReason::kLeft || r == EndReason::kCleared || r == EndReason::kNone;
-    case TicketState::kExpired:
-      return r == EndReason::kAllowedUnused || r == EndReason::kSessionIdle ||
-             r == EndReason::kAbandoned;
+Status check_op(const Op& op) {
+  if (const auto* put = std::get_if<op::PutRoom>(&op)) {
+    if (Status st = put->config.validate(); !st.is_ok())
+      return invalid("room config: " + st.message());
+  } else if (const auto* j = std::get_if<op::Join>(&op)) {
+    if (!j->seq) return invalid("a join without its seq (a cluster's request, not a log's)");
+    if (Status st = check_seq(*j->seq); !st.is_ok()) return st;
+    if (!j->user.empty() && !valid_user(j->user)) return invalid(std::string("user: ") + kUserRule);
+  } else if (const auto* a = std::get_if<op::Admit>(&op)) {
+    if (a->seqs.empty()) return invalid("an admit by count (a cluster's request, not a log's)");
+    return check_seq(a->seqs.back());  // ascending
+  } else if (const auto* x = std::get_if<op::Activate>(&op)) {
+    return check_seq(x->seq);
+  } else if (const auto* l = std::get_if<op::Leave>(&op)) {
+    return check_seq(l->seq);
+  } else if (const auto* e = std::get_if<op::Expire>(&op)) {
+    if (e->reason != EndReason::kAllowedUnused && e->reason != EndReason::kSessionIdle &&
+        e->reason != EndReason::kAbandoned) {
+      return invalid(std::string("an expiry with reason ") + reason_name(e->reason));
+    }
+    return check_seq(e->seq);
+  } else if (const auto* c = std::get_if<op::Clear>(&op)) {
+    if (c->seqs && !c->seqs->empty()) return check_seq(c->seqs->back());
+  } else if (const auto* d = std::get_if<op::Draw>(&op)) {
+    const DrawInfo& p = d->part;
+    if (p.end_seq < p.first_seq || p.end_seq > Line::kMaxTickets ||
+        d->first_rank > Line::kMaxTickets || p.refs.size() > Line::kMaxTickets - d->first_rank) {
+      return invalid("a draw's ranks are beyond what a room holds");
+    }
+  } else if (std::holds_alternative<op::Seen>(op) || std::holds_alternative<op::EventPhase>(op)) {
+    return invalid(std::string("a ") + op_name(op) + " op (a cluster's, not a log's)");
   }
-  return false;
+  return Status::ok();
 }
 
 }  // namespace
@@ -44,35 +63,9 @@ Status validate(const Any& any) {
                      "; this anteroom reads versions " + std::to_string(kOldestVersion) + " to " +
                      std::to_string(kVersion));
     }
-  } else if (const auto* r = std::get_if<RoomPut>(&any)) {
+  } else if (const auto* r = std::get_if<RoomOp>(&any)) {
     if (Status st = check_room(r->room); !st.is_ok()) return st;
-    if (Status st = r->config.validate(); !st.is_ok())
-      return invalid("room config: " + st.message());
-  } else if (const auto* d = std::get_if<RoomDelete>(&any)) {
-    return check_room(d->room);
-  } else if (const auto* j = std::get_if<Join>(&any)) {
-    if (Status st = check_room(j->room); !st.is_ok()) return st;
-    if (Status st = check_seq(j->seq); !st.is_ok()) return st;
-    if (!j->user.empty() && !valid_user(j->user)) return invalid(std::string("user: ") + kUserRule);
-  } else if (const auto* c = std::get_if<StateChange>(&any)) {
-    if (Status st = check_room(c->room); !st.is_ok()) return st;
-    if (Status st = check_seq(c->seq); !st.is_ok()) return st;
-    if (!state_fits_reason(c->state, c->reason)) {
-      return invalid(std::string("state ") + state_name(c->state) + " with reason " +
-                     reason_name(c->reason));
-    }
-  } else if (const auto* cl = std::get_if<Clear>(&any)) {
-    return check_room(cl->room);
-  } else if (const auto* cs = std::get_if<ClearSeqs>(&any)) {
-    if (Status st = check_room(cs->room); !st.is_ok()) return st;
-    if (!cs->seqs.empty()) return check_seq(cs->seqs.back());  // ascending
-  } else if (const auto* dr = std::get_if<Draw>(&any)) {
-    if (Status st = check_room(dr->room); !st.is_ok()) return st;
-    if (dr->end_seq < dr->first_seq || dr->end_seq > Line::kMaxTickets ||
-        dr->first_rank > Line::kMaxTickets ||
-        dr->refs.size() > Line::kMaxTickets - dr->first_rank) {
-      return invalid("a draw's ranks are beyond what a room holds");
-    }
+    return check_op(r->op);
   } else if (const auto* b = std::get_if<SnapshotBegin>(&any)) {
     if (b->version < kOldestVersion || b->version > kVersion)
       return invalid("snapshot format version " + std::to_string(b->version));

@@ -15,56 +15,68 @@ int rank(TicketState s) { return is_live(s) ? static_cast<int>(s) : 4; }
 
 }  // namespace
 
-void Recovery::apply_state(const StateChange& s) {
-  auto room = rooms_.find(s.room);
-  if (room == rooms_.end()) return;
-  auto t = room->second.tickets.find(s.seq);
-  if (t == room->second.tickets.end()) return;  // its join record was lost: it stays lost
+void Recovery::move(Room& room, uint64_t seq, TicketState state, EndReason reason,
+                    int64_t wall_ms) {
+  auto t = room.tickets.find(seq);
+  if (t == room.tickets.end()) return;  // its join record was lost: it stays lost
   Ticket& k = t->second;
-  if (s.state == TicketState::kAllowed && k.admitted_wall_ms == 0) k.admitted_wall_ms = s.wall_ms;
-  if (rank(s.state) <= rank(k.state)) return;  // told late: the ticket is past it already
-  k.state = s.state;
-  k.reason = s.reason;
+  if (state == TicketState::kAllowed && k.admitted_wall_ms == 0) k.admitted_wall_ms = wall_ms;
+  if (rank(state) <= rank(k.state)) return;  // told late: the ticket is past it already
+  k.state = state;
+  k.reason = reason;
+}
+
+void Recovery::apply_op(const RoomOp& r) {
+  if (const auto* put = std::get_if<op::PutRoom>(&r.op)) {
+    rooms_[r.room].config = put->config;
+    return;
+  }
+  if (std::holds_alternative<op::DeleteRoom>(r.op)) {
+    rooms_.erase(r.room);
+    return;
+  }
+  auto found = rooms_.find(r.room);
+  if (found == rooms_.end()) return;  // a change of a room deleted later in the log
+  Room& room = found->second;
+  const int64_t at = r.wall_ms;
+  if (const auto* j = std::get_if<op::Join>(&r.op)) {
+    Ticket& t = room.tickets[j->seq.value_or(0)];  // validate() refuses a join without one
+    t.tag = j->tag;
+    t.user = j->user;
+    t.key_hash = j->key_hash;
+  } else if (const auto* a = std::get_if<op::Admit>(&r.op)) {
+    for (uint64_t seq : a->seqs) move(room, seq, TicketState::kAllowed, EndReason::kNone, at);
+  } else if (const auto* x = std::get_if<op::Activate>(&r.op)) {
+    move(room, x->seq, TicketState::kActive, EndReason::kNone, at);
+  } else if (const auto* l = std::get_if<op::Leave>(&r.op)) {
+    move(room, l->seq, TicketState::kLeft, EndReason::kLeft, at);
+  } else if (const auto* e = std::get_if<op::Expire>(&r.op)) {
+    move(room, e->seq, TicketState::kExpired, e->reason, at);
+  } else if (const auto* c = std::get_if<op::Clear>(&r.op)) {
+    if (c->seqs) {
+      for (uint64_t seq : *c->seqs) move(room, seq, TicketState::kLeft, EndReason::kCleared, at);
+    } else {  // a version 1 log's: every ticket WAITING at this point
+      for (auto& [seq, t] : room.tickets) {
+        if (t.state == TicketState::kWaiting)
+          move(room, seq, TicketState::kLeft, EndReason::kCleared, at);
+      }
+    }
+  } else if (const auto* d = std::get_if<op::Draw>(&r.op)) {
+    std::optional<DrawInfo>& kept = room.draw;
+    if (d->first_rank == 0) kept = DrawInfo{d->part.seed, d->part.first_seq, d->part.end_seq, {}};
+    // A part of another draw, or one whose start was lost, is not this draw's.
+    if (!kept || kept->seed != d->part.seed || d->first_rank != kept->refs.size()) return;
+    kept->refs.insert(kept->refs.end(), d->part.refs.begin(), d->part.refs.end());
+  }
+  // seen and event_phase: a cluster's, refused by validate() before they get here
 }
 
 void Recovery::apply(const Any& any) {
   if (const auto* m = std::get_if<Meta>(&any)) {
     id_key_ = m->id_key;
     version_ = m->version;
-  } else if (const auto* r = std::get_if<RoomPut>(&any)) {
-    rooms_[r->room].config = r->config;
-  } else if (const auto* d = std::get_if<RoomDelete>(&any)) {
-    rooms_.erase(d->room);
-  } else if (const auto* j = std::get_if<Join>(&any)) {
-    auto room = rooms_.find(j->room);
-    if (room == rooms_.end()) return;  // joined a room deleted later in the log
-    Ticket& t = room->second.tickets[j->seq];
-    t.tag = j->tag;
-    t.user = j->user;
-    t.key_hash = j->key_hash;
-  } else if (const auto* s = std::get_if<StateChange>(&any)) {
-    apply_state(*s);
-  } else if (const auto* c = std::get_if<Clear>(&any)) {
-    auto room = rooms_.find(c->room);
-    if (room == rooms_.end()) return;
-    for (auto& [seq, t] : room->second.tickets) {
-      if (t.state == TicketState::kWaiting) {
-        t.state = TicketState::kLeft;
-        t.reason = EndReason::kCleared;
-      }
-    }
-  } else if (const auto* dr = std::get_if<Draw>(&any)) {
-    auto room = rooms_.find(dr->room);
-    if (room == rooms_.end()) return;
-    std::optional<DrawInfo>& kept = room->second.draw;
-    if (dr->first_rank == 0) kept = DrawInfo{dr->seed, dr->first_seq, dr->end_seq, {}};  // new
-    // A part of another draw, or one whose start was lost, is not this draw's.
-    if (!kept || kept->seed != dr->seed || dr->first_rank != kept->refs.size()) return;
-    kept->refs.insert(kept->refs.end(), dr->refs.begin(), dr->refs.end());
-  } else if (const auto* cs = std::get_if<ClearSeqs>(&any)) {
-    for (uint64_t seq : cs->seqs) {
-      apply_state(StateChange{cs->room, seq, TicketState::kLeft, EndReason::kCleared, 0});
-    }
+  } else if (const auto* r = std::get_if<RoomOp>(&any)) {
+    apply_op(*r);
   }
 }
 
@@ -135,7 +147,9 @@ LogScan scan_log(std::string_view data, Recovery* fold, const ScanProgress& prog
       }
     }
     into->apply(any.value());
-    if (std::holds_alternative<RoomPut>(any.value()) && into->rooms().size() > kMaxRooms) {
+    if (const auto* r = std::get_if<RoomOp>(&any.value());
+        r != nullptr && std::holds_alternative<op::PutRoom>(r->op) &&
+        into->rooms().size() > kMaxRooms) {
       return stop(rec.offset,
                   at + ": one room more than the " + std::to_string(kMaxRooms) + " a server holds",
                   true);

@@ -1,6 +1,7 @@
 // Recovery: the log read back into the rooms it describes. A pure fold over records (apply
-// them in log order), plus read_log(), which reads a log file into that fold, cutting a
-// torn tail and refusing damage in the middle.
+// them in log order: each a room's op, engine/ops.h, in the form a journal writes), plus
+// read_log(), which reads a log file into that fold, cutting a torn tail and refusing damage in the
+// middle.
 //
 // A ticket's states only move forward when records are applied (WAITING < ALLOWED <
 // ACTIVE < ended): the journal may tell two near-simultaneous changes of a ticket in either
@@ -48,7 +49,9 @@ class Recovery {
                                                          int64_t engine_minus_wall_ms);
 
  private:
-  void apply_state(const StateChange& s);
+  void apply_op(const RoomOp& r);
+  // Moves ticket `seq` of `room` to `state` if that is forward (`wall_ms`: when).
+  static void move(Room& room, uint64_t seq, TicketState state, EndReason reason, int64_t wall_ms);
 
   std::map<std::string, Room> rooms_;
   std::optional<std::array<uint64_t, 2>> id_key_;

@@ -53,7 +53,7 @@ std::string Snapshotter::encode_state(uint64_t* tickets) const {
   for (const RoomInfo& room : engine_.rooms()) {
     auto live = engine_.export_tickets(room.name);
     if (!live.is_ok()) continue;  // deleted meanwhile; its delete record follows
-    encode(RoomPut{room.name, room.config}, &out);
+    encode(RoomOp{room.name, 0, op::PutRoom{room.config}}, &out);
     if (auto d = engine_.draw(room.name); d.is_ok()) {
       Change c;
       c.kind = Change::Kind::kDraw;
@@ -62,16 +62,13 @@ std::string Snapshotter::encode_state(uint64_t* tickets) const {
       encode_change(c, 0, &out);
     }
     for (const RestoredTicket& t : live.value()) {
-      encode(Join{room.name, t.seq, t.tag, t.user, 0, t.key_hash}, &out);
+      encode(RoomOp{room.name, 0, op::Join{t.tag, t.user, t.key_hash, t.seq}}, &out);
       const int64_t admitted_wall = t.admitted_at_ms - engine_minus_wall_ms_;
       if (holds_slot(t.state)) {
-        encode(
-            StateChange{room.name, t.seq, TicketState::kAllowed, EndReason::kNone, admitted_wall},
-            &out);
+        encode(RoomOp{room.name, admitted_wall, op::Admit{1, 0, {t.seq}}}, &out);
       }
       if (t.state == TicketState::kActive) {
-        encode(StateChange{room.name, t.seq, TicketState::kActive, EndReason::kNone, admitted_wall},
-               &out);
+        encode(RoomOp{room.name, admitted_wall, op::Activate{t.seq}}, &out);
       }
       ++*tickets;
     }

@@ -144,7 +144,7 @@ TEST(Replica, TheDecidersExpiriesAreRecheckedWhenApplied) {
   for (const Op& op : due) e->apply("r", kT0 + 31'000, op);
   EXPECT_EQ(e->room_info("r")->counters.expired_abandoned, 1u);
   // An ALLOWED ticket expires unused only past its own deadline.
-  e->apply("r", kT0 + 31'000, op::Admit{1});
+  e->apply("r", kT0 + 31'000, op::Admit{1, 0, {}});
   EXPECT_EQ(e->peek("r", id_view(a.join->ticket.id))->state, TicketState::kAllowed);
   e->apply("r", kT0 + 31'000, op::Expire{a.join->ticket.seq, EndReason::kAllowedUnused});
   EXPECT_EQ(e->peek("r", id_view(a.join->ticket.id))->state, TicketState::kAllowed);
@@ -165,7 +165,7 @@ TEST(Replica, AnAdmissionRateIsTheDecidersAndCapacityIsRecheckedWhenApplied) {
   EXPECT_TRUE(e->decide("r", kT0, false).empty());
   EXPECT_EQ(e->apply("r", kT0, due[0]).count, 2u);
   // Two deciders at once propose too much: capacity still holds.
-  EXPECT_EQ(e->apply("r", kT0 + 1000, op::Admit{5}).count, 1u);
+  EXPECT_EQ(e->apply("r", kT0 + 1000, op::Admit{5, 0, {}}).count, 1u);
   EXPECT_EQ(e->room_info("r")->counters.active, 3u);
 }
 

@@ -20,6 +20,14 @@ std::string log_of(const std::vector<Any>& records) {
   return out;
 }
 
+Any put(const std::string& room, const RoomConfig& config) {
+  return RoomOp{room, 0, op::PutRoom{config}};
+}
+
+Any join(uint64_t seq, const std::string& user) {
+  return RoomOp{"r", 0, op::Join{{1, 2, 3}, user, {}, seq}};
+}
+
 RoomConfig fine_config() {
   RoomConfig c;
   c.capacity = 0;
@@ -50,18 +58,20 @@ TEST_F(HostileLog, EveryBadFieldStopsStartUpNamingTheRecordAndWhy) {
     const char* says;
   };
   const std::vector<Case> cases = {
-      {"room named ../etc", RoomPut{"../etc", fine_config()}, "room name"},
-      {"heartbeat timeout 0", RoomPut{"r", no_heartbeat}, "heartbeat_timeout_seconds"},
-      {"user with NUL", Join{"r", 0, {1, 2, 3}, std::string("a\0b", 3), 0, {}}, "user"},
-      {"user with a newline", Join{"r", 0, {1, 2, 3}, "a\nb", 0, {}}, "user"},
-      {"user of 100 KB", Join{"r", 0, {1, 2, 3}, std::string(100'000, 'x'), 0, {}}, "user"},
-      {"seq beyond any room", Join{"r", uint64_t{1} << 40, {1, 2, 3}, "", 0, {}}, "seq"},
-      {"left for an expiry reason",
-       StateChange{"r", 0, TicketState::kLeft, EndReason::kAbandoned, 0}, "reason"},
+      {"room named ../etc", put("../etc", fine_config()), "room name"},
+      {"heartbeat timeout 0", put("r", no_heartbeat), "heartbeat_timeout_seconds"},
+      {"user with NUL", join(0, std::string("a\0b", 3)), "user"},
+      {"user with a newline", join(0, "a\nb"), "user"},
+      {"user of 100 KB", join(0, std::string(100'000, 'x')), "user"},
+      {"seq beyond any room", join(uint64_t{1} << 40, ""), "seq"},
+      {"expired for leaving", RoomOp{"r", 0, op::Expire{0, EndReason::kLeft}}, "reason"},
+      {"a join without its seq", RoomOp{"r", 0, op::Join{{1, 2, 3}, "", {}, {}}}, "seq"},
+      {"an admit by count", RoomOp{"r", 0, op::Admit{3, 0, {}}}, "count"},
+      {"a cluster's seen", RoomOp{"r", 0, op::Seen{{0}}}, "seen"},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.what);
-    const std::string log = log_of({RoomPut{"r", fine_config()}, k.record});
+    const std::string log = log_of({put("r", fine_config()), k.record});
     write(log);
     auto e = open();
     ASSERT_FALSE(e.is_ok());
@@ -81,8 +91,7 @@ TEST_F(HostileLog, EveryBadFieldStopsStartUpNamingTheRecordAndWhy) {
 // and start-up then refused it naming no record. Now both stop at the room too many.
 TEST_F(HostileLog, MoreRoomsThanAServerHoldsIsNamed) {
   std::vector<Any> rooms;
-  for (int i = 0; i <= 10'000; ++i)
-    rooms.push_back(RoomPut{"r" + std::to_string(i), fine_config()});
+  for (int i = 0; i <= 10'000; ++i) rooms.push_back(put("r" + std::to_string(i), fine_config()));
   const std::string log = log_of(rooms);
   const LogScan scan = scan_log(log, nullptr);
   EXPECT_EQ(scan.end, logfmt::Reader::End::kCorrupt);
@@ -95,7 +104,7 @@ TEST_F(HostileLog, MoreRoomsThanAServerHoldsIsNamed) {
 
 // A 55-byte log with one join at seq 20,000,000 took 636 MB to start; now a few segments.
 TEST_F(HostileLog, AFarAwaySeqCostsNoMemory) {
-  write(log_of({RoomPut{"r", fine_config()}, Join{"r", 20'000'000, {1, 2, 3}, "", 0, {}}}));
+  write(log_of({put("r", fine_config()), join(20'000'000, "")}));
   auto e = open();
   ASSERT_TRUE(e.is_ok()) << e.status().message();
   EXPECT_LT(e.value()->stats().bytes_allocated, size_t{1} << 20);
