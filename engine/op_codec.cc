@@ -34,19 +34,6 @@ void put_ascending(std::string* out, std::span<const uint64_t> seqs) {
   }
 }
 
-bool read_ascending(Reader& in, std::vector<uint64_t>* seqs) {
-  uint64_t n = 0, last = 0;
-  if (!in.varint(&n) || n > in.left()) return false;  // every seq takes a byte at least
-  seqs->reserve(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    uint64_t d = 0;
-    if (!in.varint(&d) || (i != 0 && d == 0) || d > UINT64_MAX - last) return false;
-    last += d;
-    seqs->push_back(last);
-  }
-  return true;
-}
-
 // Seen's seqs come in the order visitors were seen: differences may be negative.
 void put_any_order(std::string* out, const std::vector<uint64_t>& seqs) {
   put_varint(out, seqs.size());
@@ -105,18 +92,7 @@ void put_draw(std::string* out, const op::Draw& d) {
 
 bool read_draw(Reader& in, Op* op) {
   op::Draw d;
-  uint64_t n = 0;
-  if (!in.varint(&d.part.first_seq) || !in.varint(&d.part.end_seq) ||
-      !in.bytes(d.part.seed.data(), d.part.seed.size()) || !in.varint(&d.first_rank) ||
-      !in.varint(&n) || n > in.left() / 8) {
-    return false;
-  }
-  d.part.refs.resize(n);
-  for (uint64_t& ref : d.part.refs) {
-    uint8_t b[8];
-    if (!in.bytes(b, 8)) return false;
-    for (uint8_t x : b) ref = (ref << 8) | x;
-  }
+  if (!read_draw_part(in, &d)) return false;
   *op = std::move(d);
   return true;
 }
@@ -130,6 +106,35 @@ bool read_seq_op(Reader& in, Op* op) {
 }
 
 }  // namespace
+
+bool read_ascending(Reader& in, std::vector<uint64_t>* seqs) {
+  uint64_t n = 0, last = 0;
+  if (!in.varint(&n) || n > in.left()) return false;  // every seq takes a byte at least
+  seqs->reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t d = 0;
+    if (!in.varint(&d) || (i != 0 && d == 0) || d > UINT64_MAX - last) return false;
+    last += d;
+    seqs->push_back(last);
+  }
+  return true;
+}
+
+bool read_draw_part(Reader& in, op::Draw* d) {
+  uint64_t n = 0;
+  if (!in.varint(&d->part.first_seq) || !in.varint(&d->part.end_seq) ||
+      !in.bytes(d->part.seed.data(), d->part.seed.size()) || !in.varint(&d->first_rank) ||
+      !in.varint(&n) || n > in.left() / 8) {
+    return false;
+  }
+  d->part.refs.resize(n);
+  for (uint64_t& ref : d->part.refs) {
+    uint8_t b[8];
+    if (!in.bytes(b, 8)) return false;
+    for (uint8_t x : b) ref = (ref << 8) | x;
+  }
+  return true;
+}
 
 void put_join(std::string* out, const Tag& tag, std::string_view user, const KeyHash* key,
               std::optional<uint64_t> seq) {

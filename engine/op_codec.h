@@ -34,6 +34,11 @@ void put_join(std::string* out, const Tag& tag, std::string_view user, const Key
 enum class TicketOp { kAdmit, kActivate, kLeave, kExpire };  // kAdmit: an admit_seqs of one
 void put_ticket_op(std::string* out, TicketOp kind, uint64_t seq, EndReason reason);
 void put_clear_seqs(std::string* out, std::span<const uint64_t> seqs);
+// Fields the log's older records wrote in these same bytes (storage/log_records_v3.cc reads
+// them here): ascending seqs as differences (admit_seqs' and clear_seqs' fields), and a
+// draw's fields.
+bool read_ascending(Reader& in, std::vector<uint64_t>* seqs);
+bool read_draw_part(Reader& in, op::Draw* d);
 // False if the bytes at `in` are not one whole op (its fields may be out of range for a room:
 // the reader's own checks say).
 bool read_op(Reader& in, Op* op);

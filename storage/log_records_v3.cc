@@ -3,6 +3,7 @@
 #include <iterator>
 
 #include "engine/codec.h"
+#include "engine/op_codec.h"
 #include "storage/log_records.h"
 
 namespace anteroom::logrec {
@@ -95,35 +96,16 @@ std::optional<Any> parse_clear(In& in) {  // version 1: every ticket then WAITIN
 std::optional<Any> parse_clear_seqs(In& in) {
   RoomOp r;
   std::vector<uint64_t> seqs;
-  uint64_t n = 0, prev = 0;
-  if (!in.string(&r.room) || !in.signed_number(&r.wall_ms) || !in.varint(&n)) return std::nullopt;
-  if (n > in.left()) return std::nullopt;  // each seq takes at least a byte
-  seqs.reserve(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    uint64_t d = 0;
-    if (!in.varint(&d) || (i != 0 && d == 0) || d > UINT64_MAX - prev) return std::nullopt;
-    prev += d;
-    seqs.push_back(prev);
-  }
+  if (!in.string(&r.room) || !in.signed_number(&r.wall_ms) || !codec::read_ascending(in, &seqs))
+    return std::nullopt;
   r.op = op::Clear{std::move(seqs)};
   return r;
 }
 
-std::optional<Any> parse_draw(In& in) {
+std::optional<Any> parse_draw(In& in) {  // no time: it follows the room_put that started it
   RoomOp r;
   op::Draw d;
-  uint64_t n = 0;
-  if (!in.string(&r.room) || !in.varint(&d.part.first_seq) || !in.varint(&d.part.end_seq) ||
-      !in.bytes(d.part.seed.data(), d.part.seed.size()) || !in.varint(&d.first_rank) ||
-      !in.varint(&n) || n > in.left() / 8) {
-    return std::nullopt;
-  }
-  d.part.refs.resize(n);
-  for (uint64_t& ref : d.part.refs) {
-    uint8_t b[8];
-    if (!in.bytes(b, 8)) return std::nullopt;
-    for (uint8_t x : b) ref = (ref << 8) | x;
-  }
+  if (!in.string(&r.room) || !codec::read_draw_part(in, &d)) return std::nullopt;
   r.op = std::move(d);
   return r;
 }
