@@ -121,7 +121,8 @@ class Node final : public ClusterEngine {
     bool appending = false;
     bool deciding = false;             // a decision record not yet applied
     Steady::time_point lease_until{};  // this node decides while now < this
-    Steady::time_point last_sweep{};
+    // The room's next decision (the clock's ms) unless a record comes first; 0: at once.
+    int64_t decide_at_ms = 0;
     Steady::time_point last_snapshot{};
     uint64_t snapshot_n = 0;       // the record number of the last snapshot
     std::string prev_snapshot_id;  // the stream is trimmed to here
@@ -171,7 +172,7 @@ class Node final : public ClusterEngine {
   void report();
   void refresh_rooms(std::function<void()> loaded = nullptr);  // `loaded`: once all applied
   void renew_lease(const std::string& room);
-  void decide(const std::string& room, bool sweep);
+  void decide(const std::string& room);
   void store_snapshot(const std::string& room);
   void flush_seen(bool all);
   void mark_seen(std::string_view room, uint64_t seq);

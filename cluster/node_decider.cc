@@ -36,13 +36,10 @@ void Node::tick() {
   if (up_) {
     expire_batches();
     flush_seen(false);
-    const bool sweep_due = true;
+    // A room is asked only when it said something falls due, or a record came since.
+    const int64_t now_ms = clock_->now_ms();
     for (auto& [room, r] : rooms_) {
-      if (r.lease_until > now && !r.deciding) {
-        const bool sweep = sweep_due && now - r.last_sweep >= std::chrono::milliseconds(1000);
-        if (sweep) r.last_sweep = now;
-        decide(room, sweep);
-      }
+      if (r.lease_until > now && !r.deciding && r.decide_at_ms <= now_ms) decide(room);
     }
     if (now - last_report_ >= std::chrono::milliseconds(options_.report_interval_ms)) {
       last_report_ = now;
@@ -102,6 +99,7 @@ void Node::renew_lease(const std::string& room) {
                   if (cmd != cmd_) return;
                   Room& r = rooms_[room];
                   if (!reply.is_error() && reply.integer == 1) {
+                    if (r.lease_until <= sent) r.decide_at_ms = 0;  // taken over: look afresh
                     // Counted from when the request left, less a second for clocks that drift.
                     r.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
                   } else {
@@ -111,11 +109,13 @@ void Node::renew_lease(const std::string& room) {
 }
 
 // The decider's turn: what is due now, as one record, the next only after this one applied.
-void Node::decide(const std::string& room, bool sweep) {
+void Node::decide(const std::string& room) {
   const int64_t now = clock_->now_ms();
-  std::vector<Op> ops = replica_->decide(room, now, sweep);
-  if (ops.empty()) return;
+  ReplicaEngine::Decision due = replica_->decide(room, now);
   Room& r = rooms_[room];
+  r.decide_at_ms = due.next_ms;
+  if (due.ops.empty()) return;
+  std::vector<Op> ops = std::move(due.ops);
   r.deciding = true;
   std::vector<Done> done(ops.size());
   append(room, std::move(ops), std::move(done), now, Kind::kDecision);
@@ -349,7 +349,7 @@ void Node::settle() {
   catch_up();
   run_here([this](const std::function<void()>& done) {
     for (auto& [room, r] : rooms_) {
-      if (r.lease_until > Steady::now() && !r.deciding) decide(room, true);
+      if (r.lease_until > Steady::now() && !r.deciding) decide(room);
     }
     done();
   });

@@ -179,6 +179,7 @@ void Node::load(const std::string& room) {
       }
       rr.last_id = snap->stream_id;
       rr.last_n = snap->records;
+      rr.decide_at_ms = 0;
       rr.snapshot_n = snap->records;
       std::vector<uint64_t> covered;
       for (auto& [id, b] : batches_) {
@@ -303,6 +304,7 @@ bool Node::apply_entry(const std::string& room, Room& r, const RedisReply& entry
     if (mine != nullptr && i < mine->done.size() && mine->done[i]) mine->done[i](a);
   }
   replica_->publish(room);
+  r.decide_at_ms = 0;  // what the record changed may be due now (a join a free slot takes)
   if (mine != nullptr) {
     if (mine->kind == Kind::kDecision) r.deciding = false;
     batches_.erase(it);

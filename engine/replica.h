@@ -57,9 +57,15 @@ class ReplicaEngine : public Engine {
   // Applies `op` to `room` as of `at_ms`. A PutRoom creates the room (its time origin is
   // `at_ms`) or changes its configuration; every other op needs the room.
   virtual Applied apply(std::string_view room, int64_t at_ms, const Op& op) = 0;
-  // The decisions due at `now_ms` that depend on time, as ops to propose: expiries (when
-  // `sweep`), and admissions that admit_per_second allows. Empty for a missing room.
-  virtual std::vector<Op> decide(std::string_view room, int64_t now_ms, bool sweep) = 0;
+  // The decisions due at `now_ms` that depend on time, as ops to propose: expiries, an
+  // event's next phase, and admissions that admit_per_second allows; and when the room next
+  // has one due if no record comes first (kNoDeadline: none; any applied record may make
+  // one due at once). Empty, with no deadline, for a missing room.
+  struct Decision {
+    std::vector<Op> ops;
+    int64_t next_ms = kNoDeadline;
+  };
+  virtual Decision decide(std::string_view room, int64_t now_ms) = 0;
   virtual Result<RoomImage> image(std::string_view room) const = 0;
   // Replaces `room` (or creates it) with `image`. Readers see the old room or the new one.
   virtual Status load_image(std::string_view room, const RoomImage& image) = 0;

@@ -95,15 +95,16 @@ Applied ShardedEngine::apply(std::string_view room, int64_t at_ms, const Op& op)
   return out;
 }
 
-std::vector<Op> ShardedEngine::decide(std::string_view room, int64_t now_ms, bool sweep) {
-  std::vector<Op> out;
+ReplicaEngine::Decision ShardedEngine::decide(std::string_view room, int64_t now_ms) {
+  Decision out;
   epoch::Guard pinned;
   Room* r = registry_.find(room);
   if (r == nullptr) return out;
-  Room::Due due = r->decide(now_ms, sweep);
-  for (const auto& [seq, why] : due.expire) out.emplace_back(op::Expire{seq, why});
-  if (due.phase) out.emplace_back(op::EventPhase{*due.phase});
-  if (due.admit != 0) out.emplace_back(op::Admit{due.admit, due.owed, {}});
+  Room::Due due = r->decide(now_ms);
+  for (const auto& [seq, why] : due.expire) out.ops.emplace_back(op::Expire{seq, why});
+  if (due.phase) out.ops.emplace_back(op::EventPhase{*due.phase});
+  if (due.admit != 0) out.ops.emplace_back(op::Admit{due.admit, due.owed, {}});
+  out.next_ms = due.next_ms;
   return out;
 }
 

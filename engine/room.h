@@ -149,16 +149,17 @@ class Room {
   // the rest are gone).
   void restore_draw(const DrawInfo& draw);
   void apply_publish();  // push hints for what the ops applied so far changed
-  // The decider's side: the expiries due at `now_ms` (if `sweep`) and what admit_per_second
-  // allows, as (seq, reason) pairs and an admission count. Changes nothing but the token
-  // bucket, which only the decider reads.
+  // The decider's side (room_schedule.cc): the expiries due at `now_ms` (swept once a live
+  // ticket's deadline came), what admit_per_second allows, and when next to ask. Changes only
+  // the token bucket and the sweep's schedule, which only the decider reads.
   struct Due {
     std::vector<std::pair<uint64_t, EndReason>> expire;
     uint64_t admit = 0;
     uint64_t owed = 0;                      // of `admit`, owed for no-shows
     std::optional<RoomEvent::Phase> phase;  // the event's next phase, when its time has come
+    int64_t next_ms = kNoDeadline;          // unless a record comes first (which may move it)
   };
-  Due decide(int64_t now_ms, bool sweep);
+  Due decide(int64_t now_ms);
   int64_t epoch_ms() const { return epoch_ms_; }
   // The room with every time and total (replica.h's RoomImage, less config and epoch), and
   // its inverse on a new, empty room.

@@ -145,43 +145,6 @@ void Room::apply_config(int64_t at_ms, const RoomConfig& config) {
   set_config(config, false);
 }
 
-Room::Due Room::decide(int64_t now_ms, bool sweep) {
-  return with_owner([&] {
-    Due d;
-    const uint32_t now = tick(now_ms);
-    if (sweep) {
-      for_each_waiting([&](uint64_t seq, Slot& s, uint8_t packed) {
-        if (due(s, packed, EndReason::kAbandoned, now))
-          d.expire.emplace_back(seq, EndReason::kAbandoned);
-      });
-      prune_holders();
-      for (uint64_t seq : holders_) {
-        const Slot* s = line_.find(seq);
-        const uint8_t packed = load_state(*s);
-        for (EndReason why : {EndReason::kAllowedUnused, EndReason::kSessionIdle}) {
-          if (due(*s, packed, why, now)) d.expire.emplace_back(seq, why);
-        }
-      }
-    }
-    if (base_.event.exists()) {
-      if (const RoomEvent::Phase p = due_phase(now_ms); p > base_.event.phase) d.phase = p;
-    }
-    const bool is_auto =
-        admission_.load(std::memory_order_relaxed) == static_cast<uint8_t>(AdmissionMode::kAuto);
-    const RoomMode m = mode();
-    if (is_auto && admit_per_second_.load(std::memory_order_relaxed) != 0 &&
-        m != RoomMode::kPassthrough && m != RoomMode::kQueueAll && !event_holds_admission(now_ms)) {
-      // What capacity and the token bucket allow, for as many as wait; the tokens are taken
-      // now, as the admission is proposed (applying it does not take them again).
-      uint64_t n = std::min(admission_budget(now_ms, true), line_.waiting());
-      d.owed = std::min(n, owed_);
-      tokens_ = std::max(0.0, tokens_ - static_cast<double>(n - d.owed));
-      d.admit = n;
-    }
-    return d;
-  });
-}
-
 std::vector<RestoredTicket> Room::export_exact() const {
   std::vector<RestoredTicket> out = export_live();
   for (RestoredTicket& t : out) {

@@ -95,6 +95,65 @@ int64_t Room::run() {
   });
 }
 
+// The decider's turn (replica rooms): run() decides nothing there, so the sweep's schedule
+// is kept here. Tickets listed stay due until their expiries come back as records; the
+// node asks again only then (a record makes the room due at once), and that sweep learns
+// the next deadline.
+Room::Due Room::decide(int64_t now_ms) {
+  return with_owner([&] {
+    Due d;
+    const uint32_t now = tick(now_ms);
+    sweep_due_ms_ =
+        std::min(sweep_due_ms_, hinted_due_ms_.exchange(kNoDeadline, std::memory_order_acquire));
+    if (now_ms >= sweep_due_ms_) {
+      int64_t next = kNoDeadline;
+      uint64_t read = 0;
+      for_each_waiting([&](uint64_t seq, Slot& s, uint8_t packed) {
+        ++read;
+        if (due(s, packed, EndReason::kAbandoned, now)) {
+          d.expire.emplace_back(seq, EndReason::kAbandoned);
+        } else {
+          next = std::min(next, deadline_of(s, packed));
+        }
+      });
+      prune_holders();
+      for (uint64_t seq : holders_) {
+        const Slot* s = line_.find(seq);
+        const uint8_t packed = load_state(*s);
+        const size_t listed = d.expire.size();
+        for (EndReason why : {EndReason::kAllowedUnused, EndReason::kSessionIdle}) {
+          if (due(*s, packed, why, now)) d.expire.emplace_back(seq, why);
+        }
+        if (d.expire.size() == listed) next = std::min(next, deadline_of(*s, packed));
+      }
+      read += holders_.size();
+      // Spaced as run()'s sweeps are: at least 1 ms per 2,000 tickets read.
+      const int64_t spaced = now_ms + static_cast<int64_t>(read / 2'000);
+      sweep_due_ms_ = !d.expire.empty()     ? spaced
+                      : next == kNoDeadline ? next
+                                            : std::max(next, spaced);
+    }
+    if (base_.event.exists()) {
+      if (const RoomEvent::Phase p = due_phase(now_ms); p > base_.event.phase) d.phase = p;
+    }
+    const bool is_auto =
+        admission_.load(std::memory_order_relaxed) == static_cast<uint8_t>(AdmissionMode::kAuto);
+    const RoomMode m = mode();
+    if (is_auto && admit_per_second_.load(std::memory_order_relaxed) != 0 &&
+        m != RoomMode::kPassthrough && m != RoomMode::kQueueAll && !event_holds_admission(now_ms)) {
+      // What capacity and the token bucket allow, for as many as wait; the tokens are taken
+      // now, as the admission is proposed (applying it does not take them again).
+      uint64_t n = std::min(admission_budget(now_ms, true), line_.waiting());
+      d.owed = std::min(n, owed_);
+      tokens_ = std::max(0.0, tokens_ - static_cast<double>(n - d.owed));
+      d.admit = n;
+    }
+    d.next_ms =
+        std::max(now_ms + 1, std::min({sweep_due_ms_, admission_due(now_ms), event_due(now_ms)}));
+    return d;
+  });
+}
+
 int64_t Room::next_due(int64_t now_ms) const {
   int64_t due = std::min({sweep_due_ms_, admission_due(now_ms), event_due(now_ms)});
   // The rate decays over its window and the wait estimate follows the holders' ages: both

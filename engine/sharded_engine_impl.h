@@ -170,7 +170,7 @@ class ShardedEngine final : public ReplicaEngine {
 
   // replica.h
   Applied apply(std::string_view room, int64_t at_ms, const Op& op) override;
-  std::vector<Op> decide(std::string_view room, int64_t now_ms, bool sweep) override;
+  Decision decide(std::string_view room, int64_t now_ms) override;
   Result<RoomImage> image(std::string_view room) const override;
   Status load_image(std::string_view room, const RoomImage& image) override;
   void forget(std::string_view room) override;

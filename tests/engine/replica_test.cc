@@ -132,8 +132,8 @@ TEST(Replica, TheDecidersExpiriesAreRecheckedWhenApplied) {
   Applied a = e->apply("r", kT0, join_op(1));
   Applied b = e->apply("r", kT0, join_op(2));
   ASSERT_TRUE(a.join && b.join);
-  EXPECT_TRUE(e->decide("r", kT0 + 29'000, true).empty());
-  std::vector<Op> due = e->decide("r", kT0 + 31'000, true);
+  EXPECT_TRUE(e->decide("r", kT0 + 29'000).ops.empty());
+  std::vector<Op> due = e->decide("r", kT0 + 31'000).ops;
   ASSERT_EQ(due.size(), 2u);  // both waiting tickets were last seen at the join
   // Ticket a is seen (on some node) before the decision comes back: it stays.
   e->apply("r", kT0 + 30'500, op::Seen{{a.join->ticket.seq}});
@@ -159,14 +159,55 @@ TEST(Replica, AnAdmissionRateIsTheDecidersAndCapacityIsRecheckedWhenApplied) {
   for (uint32_t i = 0; i < 6; ++i) joins.push_back(e->apply("r", kT0, join_op(i)));
   for (const Applied& j : joins) EXPECT_EQ(j.join->ticket.state, TicketState::kWaiting);
   // The bucket starts full (2 tokens): the decider proposes 2, then none until time passes.
-  std::vector<Op> due = e->decide("r", kT0, false);
+  std::vector<Op> due = e->decide("r", kT0).ops;
   ASSERT_EQ(due.size(), 1u);
   EXPECT_EQ(std::get<op::Admit>(due[0]).count, 2u);
-  EXPECT_TRUE(e->decide("r", kT0, false).empty());
+  EXPECT_TRUE(e->decide("r", kT0).ops.empty());
   EXPECT_EQ(e->apply("r", kT0, due[0]).count, 2u);
   // Two deciders at once propose too much: capacity still holds.
   EXPECT_EQ(e->apply("r", kT0 + 1000, op::Admit{5, 0, {}}).count, 1u);
   EXPECT_EQ(e->room_info("r")->counters.active, 3u);
+}
+
+// The decider asks a room again only when it said (or a record came): an idle room, a
+// waiting ticket's deadline, the next admission token, an event's next phase.
+TEST(Replica, ADecisionSaysWhenTheRoomIsNextDue) {
+  auto e = replica();
+  e->apply("r", kT0, op::PutRoom{config(3)});
+  EXPECT_EQ(e->decide("r", kT0 + 1).next_ms, kNoDeadline);  // empty: nothing, ever
+  Applied a = e->apply("r", kT0 + 1000, join_op(1));
+  ASSERT_TRUE(a.join);
+  EXPECT_EQ(a.join->ticket.state, TicketState::kAllowed);  // a free slot: admitted at the join
+  // An ALLOWED ticket is due to expire unused 60 s after its admission. The first answer
+  // may come early (the join's own deadline, had it waited), never late; the sweep then
+  // learns the real one.
+  ReplicaEngine::Decision d = e->decide("r", kT0 + 2000);
+  EXPECT_TRUE(d.ops.empty());
+  EXPECT_GT(d.next_ms, kT0 + 2000);
+  EXPECT_LE(d.next_ms, kT0 + 61'000);
+  d = e->decide("r", d.next_ms);
+  EXPECT_TRUE(d.ops.empty());
+  EXPECT_EQ(d.next_ms, kT0 + 61'000);
+  EXPECT_TRUE(e->decide("r", kT0 + 60'900).ops.empty());
+  d = e->decide("r", kT0 + 61'000);
+  ASSERT_EQ(d.ops.size(), 1u);
+  EXPECT_EQ(std::get<op::Expire>(d.ops[0]).reason, EndReason::kAllowedUnused);
+  // A rate-capped room with someone waiting: due when the next token comes (2 a second).
+  auto rated = replica();
+  rated->apply("q", kT0, op::PutRoom{config(0, 2)});
+  for (uint32_t i = 0; i < 4; ++i) rated->apply("q", kT0, join_op(i));
+  d = rated->decide("q", kT0);
+  ASSERT_EQ(d.ops.size(), 1u);  // the full bucket's 2
+  EXPECT_EQ(d.next_ms, kT0 + 500);
+  // Waiting tickets' heartbeats: the earliest deadline, 30 s after the joins.
+  auto manual = replica();
+  RoomConfig c = config(3);
+  c.admission = AdmissionMode::kManual;
+  manual->apply("m", kT0, op::PutRoom{c});
+  manual->apply("m", kT0 + 200, join_op(1));
+  EXPECT_EQ(manual->decide("m", kT0 + 300).next_ms, kT0 + 30'200);
+  manual->apply("m", kT0 + 100, join_op(2));  // a record may bring a deadline sooner
+  EXPECT_EQ(manual->decide("m", kT0 + 300).next_ms, kT0 + 30'100);
 }
 
 TEST(Replica, AnImageCarriesTheRoomExactly) {
@@ -191,9 +232,9 @@ TEST(Replica, AnImageCarriesTheRoomExactly) {
   EXPECT_EQ(ja.join->ticket.seq, 40u);
   EXPECT_EQ(ja.join->ticket.id, jb.join->ticket.id);
   ids.push_back(ja.join->ticket.id);
-  EXPECT_EQ(a->decide("r", kT0 + 37'000, true).size(), b->decide("r", kT0 + 37'000, true).size());
+  EXPECT_EQ(a->decide("r", kT0 + 35'000).ops.size(), b->decide("r", kT0 + 35'000).ops.size());
   for (auto* e : {a.get(), b.get()}) {
-    for (const Op& op : e->decide("r", kT0 + 35'000, true)) {
+    for (const Op& op : e->decide("r", kT0 + 35'000).ops) {
       a->apply("r", kT0 + 35'000, op);
       b->apply("r", kT0 + 35'000, op);
     }
