@@ -2,7 +2,7 @@
 // playwright-core): a scheduled sale's pre-queue with its countdown, the draw at the start
 // (the page's support code is in the published order), the system notification on admission,
 // the random ("draw"), queue_all ("paused"), reject ("closed") and passthrough (straight in)
-// pages, and a branded room
+// pages, a full line ("refused", in English and Korean), and a branded room
 // (docs/branding.md) in English and Korean.
 // usage: node tests/browser/policies.mjs PATH/TO/anteroom [SCREENSHOT_DIR]
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -136,10 +136,15 @@ try {
   if (rHolder.status !== "ALLOWED") fail("the random room's holder was not admitted");
   await admin("PUT", "/v1/rooms/m_paused", { capacity: 1, mode: "queue_all" });
   await admin("PUT", "/v1/rooms/m_closed", { capacity: 1, mode: "reject" });
+  // A full line (max_waiting): no place, said as such, not "You are in line".
+  await admin("PUT", "/v1/rooms/m_full", { capacity: 1, max_waiting: 1 });
+  await joinRoom("m_full", "holder-f");
+  if ((await joinRoom("m_full", "waiter-f")).status !== "WAITING") fail("m_full: no one waits");
   const modes = [
     ["m_random", "draw", "You are in the draw", "?", "3-draw"],
     ["m_paused", "paused", "The line is paused", null, "4-paused"],
     ["m_closed", "closed", "This room is closed or sold out.", "-", "5-closed"],
+    ["m_full", "refused", "The line is full right now.", "-", "5-full"],
   ];
   const other = await browser.newContext({ locale: "en-US", viewport: { width: 390, height: 844 } });
   for (const [room, phase, text, position, name] of modes) {
@@ -151,9 +156,23 @@ try {
     if (!(await p.isVisible("#message"))) fail(`${room}: the message is not visible`);
     if (position !== null && (await p.textContent("#position")) !== position) fail(`${room}: position ${await p.textContent("#position")}`);
     if (p.url() !== base + `/wait/${room}?return=%2Fdone`) fail(`${room}: the page left`);
+    if (phase === "refused" && (await p.textContent("#title")) !== "You are not in line yet") {
+      fail(`${room}: title "${await p.textContent("#title")}"`);
+    }
     pass(`${room}: phase ${phase}, "${message}"`);
     await shot(p, name);
     await p.close();
+  }
+  {  // ... and in Korean, the page's own words, not the server's English
+    const ko = await browser.newContext({ locale: "ko-KR", viewport: { width: 390, height: 844 } });
+    const p = await ko.newPage();
+    await p.goto(base + "/wait/m_full?return=%2Fdone");
+    await phaseIs(p, "refused");
+    const message = await p.textContent("#message");
+    if (!message.includes("대기열이 가득")) fail(`m_full ko: message "${message}"`);
+    pass(`m_full in Korean: "${message}"`);
+    await shot(p, "5-full-ko");
+    await ko.close();
   }
   // The fourth mode: passthrough lets the visitor straight in, past a full room.
   await admin("PUT", "/v1/rooms/m_pass", { capacity: 1 });

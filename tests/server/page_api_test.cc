@@ -3,6 +3,8 @@
 // bad input answered 400 naming the field with nothing changed.
 #include <atomic>
 #include <boost/json.hpp>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -127,6 +129,22 @@ TEST_F(PageApi, ConcurrentPutsOfSettingsAndPageBothStand) {
               R"({"title":"t)" + std::to_string(i) + R"("})")
         << room;
   }
+}
+
+// Every string the page has (web/i18n/wait/en.json) is one an operator may replace, and
+// none other: a key added to the page but not to the branding check fails here.
+TEST_F(PageApi, EveryStringOfThePageMayBeReplacedAndNoOther) {
+  std::ifstream in(std::string(ANTEROOM_SOURCE_DIR) + "/web/i18n/wait/en.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const boost::json::object en = boost::json::parse(text.str()).as_object();
+  ASSERT_GT(en.size(), 20u) << "web/i18n/wait/en.json was not read";
+  for (const auto& kv : en) {
+    const std::string key(kv.key());
+    Reply r = put(R"({"texts":{"en":{")" + key + R"(":"x"}}})");
+    EXPECT_LT(r.status, 300u) << key << ": " << r.body;  // 201 made, then 200 replaced
+  }
+  expect_refused(R"({"texts":{"en":{"bogus":"x"}}})", "texts.en.bogus");
 }
 
 }  // namespace

@@ -138,6 +138,7 @@ function show(s) {
   $("position").textContent = "-";
   $("ahead").textContent = "-";
   $("eta").textContent = "-";
+  $("title").textContent = T.endedTitle;
   $("message").textContent = T.ended;
   $("retry").hidden = false;
 }
@@ -195,6 +196,7 @@ async function solveChallenge() {
   if (!r.ok) throw new Error("challenge " + r.status);
   const c = await r.json();
   if (!c.difficulty) return {challenge: c.challenge, nonce: "0"};
+  if (!window.crypto || !crypto.subtle) throw new PowUnavailable();  // WebCrypto: HTTPS only
   document.body.dataset.phase = "solving";
   $("message").textContent = T.solving;
   const w = new Worker(URL.createObjectURL(new Blob([POW_WORKER], {type: "text/javascript"})));
@@ -202,6 +204,7 @@ async function solveChallenge() {
     return await new Promise((resolve, reject) => {
       w.onerror = reject;
       w.onmessage = (e) => {
+        if (e.data.error !== undefined) return reject(new PowUnavailable());
         if (e.data.progress !== undefined) {
           $("progress").style.width = Math.round(100 * e.data.progress) + "%";
           return;
@@ -217,6 +220,8 @@ async function solveChallenge() {
     $("progress").style.width = "0";
   }
 }
+// The browser cannot solve the room's challenge (no WebCrypto: a page not served over HTTPS).
+class PowUnavailable extends Error {}
 let pow = null;
 async function join() {
   stopWatching();
@@ -230,21 +235,32 @@ async function join() {
       body: JSON.stringify(body)});
     const s = await r.json();
     if (r.status === 403 && s.error && /^pow_/.test(s.error.code)) {
-      pow = await solveChallenge();
+      try {
+        pow = await solveChallenge();
+      } catch (e) {
+        if (!(e instanceof PowUnavailable)) throw e;
+        $("message").textContent = T.powUnavailable;  // no retry would help
+        return;
+      }
       return join();
     }
-    if (!r.ok) {
-      const closed = s.error && s.error.code === "room_closed";
-      if (closed) {
-        document.body.dataset.phase = "closed";
+    if (!r.ok) {  // no place: said in the page's language, and tried again later
+      const code = s.error && s.error.code;
+      const said = {room_closed: T.closed, room_full: T.full, rate_limited: T.rateLimited}[code];
+      if (said) {
+        document.body.dataset.phase = code === "room_closed" ? "closed" : "refused";
         $("position").textContent = "-";
-        $("title").textContent = T.closedTitle;
+        $("ahead").textContent = "-";
+        $("eta").textContent = "-";
+        $("title").textContent = code === "room_closed" ? T.closedTitle : T.notInLine;
         $("notify").hidden = true;
       }
-      $("message").textContent = closed ? T.closed : (s.error && s.error.message) || T.offline;
-      timer = setTimeout(join, closed ? 30000 : 5000);
+      $("message").textContent = said || T.failed;
+      const after = Math.max(5, Number(r.headers.get("Retry-After")) || 0);
+      timer = setTimeout(join, code === "room_closed" ? 30000 : Math.min(after, 300) * 1000);
       return;
     }
+    $("title").textContent = T.title;  // in line (again)
     localStorage.setItem(key("ticket"), s.ticket);
     show(s);
     if (s.status === "WAITING") listen(s.ticket);

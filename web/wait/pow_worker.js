@@ -1,5 +1,8 @@
 onmessage = async (e) => {
-  const {challenge, difficulty} = e.data, enc = new TextEncoder(), tries = 2 ** difficulty;
+  try { await solve(e.data); } catch (err) { postMessage({error: String(err)}); }
+};
+const solve = async ({challenge, difficulty}) => {
+  const enc = new TextEncoder(), tries = 2 ** difficulty;
   const zeros = (d) => { let n = 0; for (const b of d) { if (b) return n + Math.clz32(b) - 24; n += 8; } return n; };
   for (let base = 0; ; base += 256) {
     const batch = [];
