@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   }
 
   Wake wake;
-  engine->set_wake_hook([&wake] {
+  engine->set_wake_hook([&wake](size_t) {
     std::lock_guard lock(wake.mu);
     wake.rung = true;
     wake.cv.notify_one();

@@ -295,9 +295,12 @@ Result<JoinRules> Node::join_rules(std::string_view room) const {
 Result<std::vector<RestoredTicket>> Node::export_tickets(std::string_view room) const {
   return replica_->export_tickets(room);
 }
-void Node::run_all() { replica_->run_all(); }
-int64_t Node::next_due_ms() const { return replica_->next_due_ms(); }
-void Node::set_wake_hook(std::function<void()> wake) { replica_->set_wake_hook(std::move(wake)); }
+size_t Node::lanes() const { return replica_->lanes(); }
+void Node::run_lane(size_t lane) { replica_->run_lane(lane); }
+int64_t Node::lane_due_ms(size_t lane) const { return replica_->lane_due_ms(lane); }
+void Node::set_wake_hook(std::function<void(size_t)> wake) {
+  replica_->set_wake_hook(std::move(wake));
+}
 uint64_t Node::room_set_version() const { return replica_->room_set_version(); }
 size_t Node::poll_events(std::vector<Event>& out, size_t max) {
   return replica_->poll_events(out, max);

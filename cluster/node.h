@@ -58,9 +58,10 @@ class Node final : public ClusterEngine {
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override;
   Result<DrawInfo> draw(std::string_view room) const override;
   Result<JoinRules> join_rules(std::string_view room) const override;
-  void run_all() override;
-  int64_t next_due_ms() const override;
-  void set_wake_hook(std::function<void()> wake) override;
+  size_t lanes() const override;
+  void run_lane(size_t lane) override;
+  int64_t lane_due_ms(size_t lane) const override;
+  void set_wake_hook(std::function<void(size_t)> wake) override;
   uint64_t room_set_version() const override;
   size_t poll_events(std::vector<Event>& out, size_t max) override;
   EngineStats stats() const override;

@@ -14,12 +14,13 @@
 // with a free slot is admitted before join() returns, by the joining thread, unless another
 // thread is working on that room at that moment, in which case that thread admits it before
 // it lets go. Leaves hand a freed slot on the same way. What depends on time (expiries,
-// admissions held back by admit_per_second, an event's phases) happens when someone calls
-// run_all(); next_due_ms() says when that is next needed, and the server's pump sleeps
-// until then. Operator calls (admit, clear, put/delete room) do
-// their work before they return.
+// admissions held back by admit_per_second, an event's phases) happens when someone runs
+// the engine's lanes (run_lane, or run_all for all of them); lane_due_ms() says when each
+// is next needed, and each of the server's lane pumps sleeps until then. Operator calls (admit,
+// clear, put/delete room) do their work before they return.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -42,7 +43,7 @@ struct EngineOptions {
   unsigned shards = 0;                 // rooms are spread over shards; 0 = hardware threads
   size_t max_rooms = 10'000;           // put_room beyond this is refused
   size_t max_queued_events = 1 << 20;  // push hints past this many unread are dropped, counted
-  int64_t reclaim_interval_ms = 100;   // how often run_all frees memory no reader sees
+  int64_t reclaim_interval_ms = 100;   // how often run_lane frees memory no reader sees
   std::shared_ptr<const Clock> clock;  // null = SteadyClock
   std::optional<std::array<uint64_t, 2>> id_key;  // secret for ticket ids; null = random
   // Told every change (journal.h); null = nobody. Not owned: it must outlive the engine.
@@ -63,7 +64,7 @@ struct EngineStats {
   // Since start, over every room (deleted ones too): counters that only grow.
   uint64_t admitted = 0;
   std::array<uint64_t, 6> expired{};  // indexed by EndReason
-  // Rooms' passes run_all made: a room is passed when something in it is due or a write
+  // Rooms' passes run_lane made: a room is passed when something in it is due or a write
   // woke it, and costs nothing otherwise.
   uint64_t room_passes = 0;
   // An engine that stores: how long its log's syncs (fdatasync) took. None for the others.
@@ -157,17 +158,32 @@ class Engine {
   virtual Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const = 0;
 
   // Owner work that is due now: admission, expiry, events' phases, in every room something
-  // is due in or a write woke (how the engine spreads that work is its own affair).
-  virtual void run_all() = 0;
-  // When run_all next has work, in the clock's ms: at or before now when it has work now
-  // (as early as INT64_MIN: compare with now before subtracting),
-  // kNoDeadline (clock.h) when none until a write wakes a room, which calls the wake hook. An
-  // engine that cannot tell says 0 (always due: run_all must keep running on a tick).
-  virtual int64_t next_due_ms() const { return 0; }
+  // is due in or a write woke. It comes in lanes() lanes (the sharded engine's shards), each
+  // with rooms of its own: different lanes may run at once on different threads, one lane on
+  // one thread at a time. run_lane(lane) does that lane's work.
+  virtual size_t lanes() const { return 1; }
+  virtual void run_lane(size_t lane) = 0;
+  // When run_lane(lane) next has work, in the clock's ms: at or before now when it has work
+  // now (as early as INT64_MIN: compare with now before subtracting), kNoDeadline (clock.h)
+  // when none until a write wakes one of its rooms, which calls the wake hook with the lane.
+  // An engine that cannot tell says 0 (always due: its lanes must keep running on a tick).
+  virtual int64_t lane_due_ms(size_t lane) const {
+    (void)lane;
+    return 0;
+  }
+  // `wake(lane)` (any thread, cheap, must not call back into the engine) is called when a
+  // write gives an idle lane work. Set once, before the engine is shared between threads.
+  virtual void set_wake_hook(std::function<void(size_t lane)> wake) { wake = nullptr; }
+  // For a caller with one thread: every lane in turn, and the earliest of their deadlines.
+  void run_all() {
+    for (size_t lane = 0, n = lanes(); lane < n; ++lane) run_lane(lane);
+  }
+  int64_t next_due_ms() const {
+    int64_t due = kNoDeadline;
+    for (size_t lane = 0, n = lanes(); lane < n; ++lane) due = std::min(due, lane_due_ms(lane));
+    return due;
+  }
   bool idle() const { return next_due_ms() == kNoDeadline; }
-  // `wake` (any thread, cheap, must not call back into the engine) is called when a write
-  // gives an idle engine work. Set once, before the engine is shared between threads.
-  virtual void set_wake_hook(std::function<void()> wake) { wake = nullptr; }  // never idle
   // A number that moves whenever a room is made or deleted, so that a reader of rooms() can
   // tell it has the whole list already. 0: this engine cannot tell (read rooms() again).
   virtual uint64_t room_set_version() const { return 0; }

@@ -65,9 +65,10 @@ class ForwardingEngine : public Engine {
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override {
     return inner_->export_tickets(room);
   }
-  void run_all() override { inner_->run_all(); }
-  int64_t next_due_ms() const override { return inner_->next_due_ms(); }
-  void set_wake_hook(std::function<void()> wake) override {
+  size_t lanes() const override { return inner_->lanes(); }
+  void run_lane(size_t lane) override { inner_->run_lane(lane); }
+  int64_t lane_due_ms(size_t lane) const override { return inner_->lane_due_ms(lane); }
+  void set_wake_hook(std::function<void(size_t)> wake) override {
     inner_->set_wake_hook(std::move(wake));
   }
   uint64_t room_set_version() const override { return inner_->room_set_version(); }

@@ -76,7 +76,7 @@ class ReplicaEngine : public Engine {
   virtual void publish(std::string_view room) = 0;
 };
 
-// `options.clock` is what reads and run_all use (rates); every change takes its time from
+// `options.clock` is what reads and run_lane use (rates); every change takes its time from
 // the op. `options.journal` is ignored: the records are the journal.
 std::unique_ptr<ReplicaEngine> make_replica_engine(EngineOptions options);
 

@@ -45,7 +45,7 @@ ShardedEngine::ShardedEngine(EngineOptions o, bool replica)
   unsigned n =
       options_.shards != 0 ? options_.shards : std::max(1u, std::thread::hardware_concurrency());
   for (unsigned i = 0; i < n; ++i) {
-    shards_.push_back(std::make_unique<Shard>(options_.max_queued_events, wake_hook_));
+    shards_.push_back(std::make_unique<Shard>(i, options_.max_queued_events, wake_hook_));
   }
 }
 
@@ -257,12 +257,9 @@ unsigned ShardedEngine::shard_of(std::string_view name) const {
   return static_cast<unsigned>(std::hash<std::string_view>{}(name) % shards_.size());
 }
 
-void ShardedEngine::run_all() {
-  for (unsigned s = 0; s < shards_.size(); ++s) run_shard(s);
-}
-
-void ShardedEngine::run_shard(unsigned index) {
-  Shard& shard = *shards_.at(index);
+// A lane is a shard: its rooms, its heap of deadlines and its wakes are its own.
+void ShardedEngine::run_lane(size_t lane) {
+  Shard& shard = *shards_.at(lane);
   {
     epoch::Guard pinned;
     std::lock_guard rooms(shard.rooms_mu);
@@ -287,17 +284,16 @@ void ShardedEngine::run_shard(unsigned index) {
   }
 }
 
-// Memory waiting to be freed counts as work: run_shard frees it, within reclaim_interval_ms.
-int64_t ShardedEngine::next_due_ms() const {
+// Memory waiting to be freed counts as work of lane 0: a pass of any lane frees it, within
+// reclaim_interval_ms, and lane 0 runs for it when no other pass came.
+int64_t ShardedEngine::lane_due_ms(size_t lane) const {
   int64_t due = kNoDeadline;
-  if (epoch::pending() != 0) {
+  if (lane == 0 && epoch::pending() != 0) {
     due = last_reclaim_ms_.load(std::memory_order_relaxed) + options_.reclaim_interval_ms;
   }
-  for (const auto& shard : shards_) {
-    std::lock_guard rooms(shard->rooms_mu);
-    due = std::min(due, shard->next_due());
-  }
-  return due;
+  Shard& shard = *shards_.at(lane);
+  std::lock_guard rooms(shard.rooms_mu);
+  return std::min(due, shard.next_due());
 }
 
 size_t ShardedEngine::poll_events(std::vector<Event>& out, size_t max) {

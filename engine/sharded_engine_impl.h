@@ -5,7 +5,7 @@
 // admits, expires and journals those changes. Visitors (join, status, heartbeat, leave) never
 // wait for that lock: they work on the room's line with atomics (see line.h), and a join or
 // leave that needs owner work asks for it without waiting. Each shard keeps its rooms' next
-// deadlines, so run_shard() passes only the rooms something is due in, and a bounded queue
+// deadlines, so run_lane() passes only the rooms something is due in, and a bounded queue
 // of push hints.
 #pragma once
 
@@ -26,7 +26,8 @@
 namespace anteroom::sharded {
 
 struct Shard final : EventSink {
-  Shard(size_t limit, const std::function<void()>& hook) : max_events(limit), wake_hook(hook) {}
+  Shard(size_t i, size_t limit, const std::function<void(size_t)>& hook)
+      : index(i), max_events(limit), wake_hook(hook) {}
 
   // Any thread (rooms of one shard are worked on by different threads at once), so no
   // producer token: the hints of one shard are unordered, which hints may be.
@@ -41,7 +42,7 @@ struct Shard final : EventSink {
   std::mutex rooms_mu;                       // guards rooms, the heap and rooms' `timed`
   std::vector<std::unique_ptr<Room>> rooms;  // every room of the shard
 
-  // Which rooms run_shard passes: those woken since the last run (a write came: `woken`),
+  // Which rooms run_lane passes: those woken since the last run (a write came: `woken`),
   // and those whose time came (`heap`, a min-heap of (due, room) by Room::run's answer). A
   // room has at most one valid heap entry, the one whose time equals its `timed`; an entry
   // left behind when the room's time moved is dropped when it comes up (lazily), and a time
@@ -49,7 +50,7 @@ struct Shard final : EventSink {
   // answers the later time.
   //
   // A room is in `woken` at most once: while its `scheduled` flag is set. Why no wake is
-  // lost: the writer changes the room, then (after a full fence) reads the flag; run_shard
+  // lost: the writer changes the room, then (after a full fence) reads the flag; run_lane
   // clears the flag, then (after a full fence) passes the room, so either the pass sees the
   // write or the writer sees the flag clear and wakes the room again.
   struct Timed {
@@ -61,7 +62,7 @@ struct Shard final : EventSink {
   std::atomic<uint64_t> passes{0};  // statistics: relaxed
   std::mutex wake_mu;               // guards woken and each room's `unlisted`
   std::vector<Room*> woken;
-  std::vector<Room*> running;  // run_shard's (under rooms_mu): the rooms of this pass
+  std::vector<Room*> running;  // run_lane's (under rooms_mu): the rooms of this pass
 
   // After a write to `r` (any thread, pinned so that `r` is alive): runs it at the next pass.
   void wake(Room& r) {
@@ -75,7 +76,7 @@ struct Shard final : EventSink {
       if (r.unlisted) return;
       woken.push_back(&r);
     }
-    if (wake_hook) wake_hook();
+    if (wake_hook) wake_hook(index);
   }
   // When the shard next has work (caller holds rooms_mu): a woken room now (INT64_MIN),
   // else the heap's earliest entry (perhaps one left behind: a pass that finds nothing).
@@ -115,7 +116,7 @@ struct Shard final : EventSink {
       std::lock_guard lock(wake_mu);
       woken.push_back(r);
     }
-    if (wake_hook) wake_hook();
+    if (wake_hook) wake_hook(index);
   }
   // `r` leaves the shard (caller holds rooms_mu): no pass or wake will reach it.
   void unlist(Room* r) {
@@ -125,8 +126,9 @@ struct Shard final : EventSink {
     r->unlisted = true;
     std::erase(woken, r);
   }
+  const size_t index;  // the shard's lane (Engine::lanes)
   const size_t max_events;
-  const std::function<void()>& wake_hook;  // the engine's (Engine::set_wake_hook)
+  const std::function<void(size_t)>& wake_hook;  // the engine's (Engine::set_wake_hook)
   moodycamel::ConcurrentQueue<Event> events;
   std::atomic<uint64_t> dropped{0};  // statistics: relaxed
 };
@@ -158,9 +160,10 @@ class ShardedEngine final : public ReplicaEngine {
   Status heartbeat(std::string_view name, std::string_view ticket) override;
   Result<TicketView> leave(std::string_view name, std::string_view ticket) override;
   Result<TicketDetail> activate(std::string_view name, std::string_view ticket) override;
-  void run_all() override;
-  int64_t next_due_ms() const override;
-  void set_wake_hook(std::function<void()> wake) override { wake_hook_ = std::move(wake); }
+  size_t lanes() const override { return shards_.size(); }
+  void run_lane(size_t lane) override;
+  int64_t lane_due_ms(size_t lane) const override;
+  void set_wake_hook(std::function<void(size_t)> wake) override { wake_hook_ = std::move(wake); }
   uint64_t room_set_version() const override {
     return room_set_version_.load(std::memory_order_acquire);
   }
@@ -191,7 +194,6 @@ class ShardedEngine final : public ReplicaEngine {
                      std::optional<int64_t> epoch_ms);
   Status drop_room(std::string_view name);
   unsigned shard_of(std::string_view name) const;
-  void run_shard(unsigned index);
 
   // f(room) for the room named `name`, or room_not_found.
   template <typename T>
@@ -229,7 +231,7 @@ class ShardedEngine final : public ReplicaEngine {
   const RoomEnv env_;
   std::mutex admin_;  // serialises room creation and deletion (the registry's one writer)
   RoomRegistry registry_;
-  std::function<void()> wake_hook_;  // before shards_, which refer to it
+  std::function<void(size_t)> wake_hook_;  // before shards_, which refer to it
   std::vector<std::unique_ptr<Shard>> shards_;
   std::atomic<uint64_t> room_set_version_{1};  // moved by add_room and remove_room
   std::atomic<int64_t> last_reclaim_ms_{0};    // a lone timestamp: relaxed

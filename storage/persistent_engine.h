@@ -27,7 +27,7 @@ namespace anteroom {
 struct PersistenceOptions {
   std::string dir;
   LogWriter::Sync sync = LogWriter::Sync::kEverySec;
-  // A snapshot is taken (on a background thread, from run_all) once the log is larger
+  // A snapshot is taken (on a background thread, from run_lane) once the log is larger
   // than this and than twice its size after the last snapshot. 0: only on demand.
   uint64_t snapshot_after_bytes = 64ull << 20;
 };

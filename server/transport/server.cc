@@ -10,6 +10,7 @@
 #include "server/app/token.h"
 #include "server/transport/beast.h"
 #include "server/transport/context.h"
+#include "server/transport/lane_pump.h"
 #include "server/transport/listener.h"
 #include "server/transport/sessions.h"
 
@@ -25,25 +26,29 @@ struct Server::Impl {
         ctx{options, api, hub, metrics},
         contexts(make_contexts(thread_count(options))),
         listener(*contexts[0], ctx, [this]() -> net::io_context& { return next_context(); }),
-        pump_timer(*contexts[0]) {
+        push_timer(*contexts[0]) {
     // Every node of a cluster has the same secret, so each accepts the others' challenges.
     api.set_pow_key(hmac_sha256(secret, "anteroom proof-of-work key"));
     api.set_dashboard(&dashboard);
     metrics.count_signatures_of(&tokens);
     ctx.dashboard = &dashboard;
-    engine->set_wake_hook([alarm = alarm, this] {
-      if (!alarm->sleeping.load(std::memory_order_seq_cst)) return;
-      std::lock_guard lock(alarm->mu);
-      if (alarm->closed || !alarm->sleeping.exchange(false)) return;
-      net::post(*contexts[0], [this] { pump_timer.cancel(); });  // the wait ends early
+    // Lane i on thread i (mod threads): the lanes' passes run side by side.
+    std::vector<std::shared_ptr<LanePump::Wake>> wakes;
+    for (size_t lane = 0; lane < engine->lanes(); ++lane) {
+      lanes.push_back(std::make_unique<LanePump>(
+          *contexts[lane % contexts.size()], *engine, lane, options.owner_tick_ms,
+          [this](const std::vector<Event>& hints) { on_hints(hints); }));
+      wakes.push_back(lanes.back()->waker());
+    }
+    engine->set_wake_hook([wakes = std::move(wakes)](size_t lane) {
+      if (lane < wakes.size()) wakes[lane]->ring();
     });
   }
-  ~Impl() { close_alarm(); }
+  ~Impl() { close_lanes(); }
   // After this no wake reaches the contexts (a cluster node's thread may still apply records
   // until the engine is gone).
-  void close_alarm() {
-    std::lock_guard lock(alarm->mu);
-    alarm->closed = true;
+  void close_lanes() {
+    for (auto& lane : lanes) lane->close();
   }
 
   // One io_context per thread, each told it is single-threaded (concurrency hint 1: no
@@ -60,25 +65,28 @@ struct Server::Impl {
     return o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   }
 
-  // Admission, expiry and events when the engine says they are due (Engine::next_due_ms),
-  // pushes every --push-interval, the dashboards' sample each second. Between those the
-  // pump sleeps; a write that gives the engine work now (its wake hook) ends the sleep, and
-  // the pass it calls for runs --owner-tick after the last one, so that a busy room's writes
-  // are served together.
-  void pump() {
-    alarm->sleeping.store(false, std::memory_order_seq_cst);
-    engine->run_all();
-    events.clear();
-    while (engine->poll_events(events, 4096) != 0) {
-      hub.on_events(events);
-      events.clear();
-      push_waits = true;
+  // A lane's pass found push hints (on that lane's thread): the hub has them, and the push
+  // pump, asleep until the next sample, wakes to flush them at the next --push-interval.
+  void on_hints(const std::vector<Event>& hints) {
+    hub.on_events(hints);
+    if (!push_waits.exchange(true, std::memory_order_acq_rel)) {
+      net::post(*contexts[0], [this] { push_timer.cancel(); });
+    }
+  }
+
+  // The push pump, on contexts[0]: pushes every --push-interval while hints wait, the
+  // dashboards' sample each second; asleep in between. The lanes' pumps do the engine's
+  // timed work (LanePump).
+  void push() {
+    // Hints no lane's pass took yet (a write that woke no room: a room deleted).
+    while (engine->poll_events(hints, 4096) != 0) {
+      hub.on_events(hints);
+      hints.clear();
+      push_waits.store(true, std::memory_order_release);
     }
     auto now = std::chrono::steady_clock::now();
-    last_pass = now;
-    if (now >= next_flush) {
-      hub.flush(*engine);
-      push_waits = false;
+    if (now >= next_flush && push_waits.exchange(false, std::memory_order_acq_rel)) {
+      hub.flush(*engine);  // hints that come meanwhile wait for the next flush
       next_flush = now + std::chrono::milliseconds(options.push_interval_ms);
     }
     if (now >= next_sample) {  // the dashboards' frame and the rooms' history, each second
@@ -89,45 +97,12 @@ struct Server::Impl {
       next_sample = now + std::chrono::seconds(1);
     }
     if (ctx.stopping.load(std::memory_order_relaxed)) return;
-    pump_timer.expires_at(next_wake(now));
-    pump_timer.async_wait([this](beast::error_code ec) {
-      if (ec && ec != net::error::operation_aborted) return;  // the stop
-      // Cut short by a wake: the pass waits for --owner-tick after the last one.
-      const auto batch = last_pass + std::chrono::milliseconds(options.owner_tick_ms);
-      if (ec && std::chrono::steady_clock::now() < batch) {
-        pump_timer.expires_at(batch);
-        pump_timer.async_wait([this](beast::error_code again) {
-          if (!again || again == net::error::operation_aborted) pump();
-        });
-        return;
-      }
-      pump();
+    const bool waits = push_waits.load(std::memory_order_acquire);
+    push_timer.expires_at(waits ? std::min(next_sample, next_flush) : next_sample);
+    push_timer.async_wait([this](beast::error_code ec) {
+      if (!ec || ec == net::error::operation_aborted) push();  // (aborted: hints came)
     });
   }
-  // When the pump wakes next: the engine's next deadline, the next sample, the next flush
-  // while a push waits. Asleep is announced before the engine is asked, so that a wake after
-  // the look is not lost (the engine's own lock orders the two: see Engine::next_due_ms).
-  std::chrono::steady_clock::time_point next_wake(std::chrono::steady_clock::time_point now) {
-    auto wake = push_waits ? std::min(next_sample, next_flush) : next_sample;
-    alarm->sleeping.store(true, std::memory_order_seq_cst);
-    const int64_t due = engine->next_due_ms();  // INT64_MIN for "now" (a woken room)
-    const int64_t now_ms = engine->clock().now_ms();
-    const int64_t in_ms = due == kNoDeadline ? INT64_MAX : due <= now_ms ? 0 : due - now_ms;
-    if (in_ms <= 0) {  // work now: a pass after --owner-tick, which no wake need cut short
-      alarm->sleeping.store(false, std::memory_order_seq_cst);
-      return std::min(wake, now + std::chrono::milliseconds(options.owner_tick_ms));
-    }
-    // The engine's ms count whole ms of its clock (CLOCK_MONOTONIC, as steady_clock's): the
-    // deadline is in_ms from the start of this ms, not from now.
-    const auto into_ms = now.time_since_epoch() % std::chrono::milliseconds(1);
-    if (in_ms < 3'600'000) wake = std::min(wake, now - into_ms + std::chrono::milliseconds(in_ms));
-    return wake;
-  }
-  struct Alarm {
-    std::atomic<bool> sleeping{false};  // the pump waits for a deadline, a flush or a sample
-    std::mutex mu;                      // guards closed, and a wake's post
-    bool closed = false;
-  };
 
   Options options;
   std::unique_ptr<Engine> engine;
@@ -141,14 +116,12 @@ struct Server::Impl {
   Listener listener;
   std::unique_ptr<Listener> admin_listener;  // --admin-listen
   uint16_t admin_port = 0;
-  net::steady_timer pump_timer;           // on contexts[0], like the listener
-  std::unique_ptr<AccessLog> access_log;  // --access-log; opened by start()
-  std::vector<Event> events;
-  bool push_waits = false;  // events the hub has not flushed yet
-  // Shared with the engine's wake hook, which may outlive this (a cluster node's thread).
-  std::shared_ptr<Alarm> alarm = std::make_shared<Alarm>();
+  net::steady_timer push_timer;                  // on contexts[0], like the listener
+  std::vector<std::unique_ptr<LanePump>> lanes;  // one per lane of the engine's timed work
+  std::unique_ptr<AccessLog> access_log;         // --access-log; opened by start()
+  std::atomic<bool> push_waits{false};           // hints the hub has not flushed yet
+  std::vector<Event> hints;                      // push()'s
   std::chrono::steady_clock::time_point next_flush{};
-  std::chrono::steady_clock::time_point last_pass{};
   std::chrono::steady_clock::time_point next_sample{};
   DashboardFeed dashboard;  // the rooms' last 15 minutes and the dashboards' frame
   std::vector<std::thread> threads;
@@ -205,7 +178,8 @@ Result<uint16_t> Server::start() {
     m.admin_listener->start();
   }
   m.listener.start();
-  net::dispatch(m.pump_timer.get_executor(), [&m] { m.pump(); });
+  net::dispatch(m.push_timer.get_executor(), [&m] { m.push(); });
+  for (auto& lane : m.lanes) lane->start();
   for (auto& c : m.contexts) {
     m.threads.emplace_back([ioc = c.get()] {
       auto guard = net::make_work_guard(*ioc);  // keep running while idle
@@ -225,7 +199,7 @@ void Server::stop(int grace_ms) {
   }
   m.api.set_ready(false);
   m.ctx.stopping.store(true, std::memory_order_relaxed);
-  m.close_alarm();
+  m.close_lanes();
   m.listener.stop();
   if (m.admin_listener) m.admin_listener->stop();
   m.hub.shutdown_all();

@@ -55,9 +55,16 @@ class RecordingEngine final : public Engine {
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view) const override {
     return note("export_tickets");
   }
-  void run_all() override { note("run_all"); }
-  int64_t next_due_ms() const override { return note("next_due_ms"), 7; }
-  void set_wake_hook(std::function<void()>) override { note("set_wake_hook"); }
+  size_t lanes() const override { return note("lanes"), 3; }
+  void run_lane(size_t lane) override {
+    EXPECT_EQ(lane, 2U);
+    note("run_lane");
+  }
+  int64_t lane_due_ms(size_t lane) const override {
+    EXPECT_EQ(lane, 2U);
+    return note("lane_due_ms"), 7;
+  }
+  void set_wake_hook(std::function<void(size_t)>) override { note("set_wake_hook"); }
   uint64_t room_set_version() const override { return note("room_set_version"), 3; }
   size_t poll_events(std::vector<Event>&, size_t) override { return note("poll_events"), 0; }
   EngineStats stats() const override { return note("stats"), EngineStats{}; }
@@ -134,9 +141,10 @@ std::vector<Row> every_call() {
       {"draw", [](Engine& e) { ignore(e.draw("r")); }},
       {"restore_draw", [=](Engine& e) { ignore(e.restore_draw("r", d)); }},
       {"export_tickets", [](Engine& e) { ignore(e.export_tickets("r")); }},
-      {"run_all", [](Engine& e) { e.run_all(); }},
-      {"next_due_ms", [](Engine& e) { EXPECT_EQ(e.next_due_ms(), 7); }},
-      {"set_wake_hook", [](Engine& e) { e.set_wake_hook([] {}); }},
+      {"lanes", [](Engine& e) { EXPECT_EQ(e.lanes(), 3U); }},
+      {"run_lane", [](Engine& e) { e.run_lane(2); }},
+      {"lane_due_ms", [](Engine& e) { EXPECT_EQ(e.lane_due_ms(2), 7); }},
+      {"set_wake_hook", [](Engine& e) { e.set_wake_hook([](size_t) {}); }},
       {"room_set_version", [](Engine& e) { EXPECT_EQ(e.room_set_version(), 3U); }},
       {"poll_events",
        [](Engine& e) {

@@ -177,7 +177,7 @@ TEST_P(SleepingRooms, ADeletedSleepingRoomIsNeverPassedAgain) {
 // a write gives a sleeping engine work, and the room set's version.
 TEST_P(SleepingRooms, AnIdleEngineSaysSoAndAWriteRingsItsHook) {
   int rings = 0;
-  engine_->set_wake_hook([&rings] { ++rings; });
+  engine_->set_wake_hook([&rings](size_t) { ++rings; });
   make_room("r", config(0, AdmissionMode::kManual));
   EXPECT_EQ(rings, 1) << "a new room needs its first pass";
   EXPECT_FALSE(engine_->idle());
@@ -210,6 +210,52 @@ TEST_P(SleepingRooms, TheRoomSetsVersionMovesWithRoomsMadeAndDeletedOnly) {
   EXPECT_FALSE(engine_->idle()) << "the deleted room's memory waits to be freed";
   settle();
   EXPECT_TRUE(engine_->idle());
+}
+
+// Lanes (what the server runs side by side, one thread each): a room belongs to one lane,
+// its writes ring that lane's hook, run_lane passes only its own rooms, and lane_due_ms is
+// that lane's deadline alone.
+TEST(Lanes, EachLaneRunsOnlyItsOwnRoomsAndSaysItsOwnDeadline) {
+  auto clock = std::make_shared<ManualClock>();
+  EngineOptions o;
+  o.shards = 4;
+  o.clock = clock;
+  auto e = make_sharded_engine(o);
+  ASSERT_EQ(e->lanes(), 4u);
+  std::vector<int> rings(4, 0);
+  e->set_wake_hook([&rings](size_t lane) { ++rings.at(lane); });
+  RoomConfig c;
+  c.admission = AdmissionMode::kManual;
+  c.heartbeat_timeout_seconds = 60;
+  std::vector<size_t> lane_of;  // of rooms r0..r15, by the lane their creation rang
+  for (int i = 0; i < 16; ++i) {
+    const std::vector<int> before = rings;
+    ASSERT_TRUE(e->put_room("r" + std::to_string(i), c).is_ok());
+    size_t rang = 4;
+    for (size_t l = 0; l < 4; ++l) {
+      if (rings[l] != before[l]) rang = l;
+    }
+    ASSERT_LT(rang, 4u) << "a new room rings its lane";
+    lane_of.push_back(rang);
+  }
+  e->run_all();
+  ASSERT_TRUE(e->idle()) << "empty rooms sleep";
+  // A join into one room: its lane alone is due, and another lane's pass leaves it be.
+  const size_t lane = lane_of[0], other = (lane + 1) % 4;
+  std::fill(rings.begin(), rings.end(), 0);
+  ASSERT_TRUE(e->join("r0", "").is_ok());
+  EXPECT_EQ(rings[lane], 1);
+  EXPECT_EQ(rings[other], 0);
+  EXPECT_LE(e->lane_due_ms(lane), clock->now_ms()) << "woken: due now";
+  EXPECT_EQ(e->lane_due_ms(other), kNoDeadline);
+  const uint64_t passes = e->stats().room_passes;
+  e->run_lane(other);
+  EXPECT_EQ(e->stats().room_passes, passes) << "not its room";
+  e->run_lane(lane);
+  EXPECT_EQ(e->stats().room_passes, passes + 1);
+  EXPECT_EQ(e->lane_due_ms(lane), clock->now_ms() + 60'000) << "the heartbeat deadline";
+  EXPECT_EQ(e->lane_due_ms(other), kNoDeadline);
+  EXPECT_EQ(e->next_due_ms(), clock->now_ms() + 60'000) << "the earliest lane's";
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, SleepingRooms,

@@ -37,7 +37,7 @@ class TwoNodeEngine final : public Engine {
                       const std::vector<RestoredTicket>& tickets) override;
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override;
   Result<DrawInfo> draw(std::string_view room) const override { return next().draw(room); }
-  void run_all() override;
+  void run_lane(size_t lane) override;  // one lane: both nodes' every lane
   size_t poll_events(std::vector<Event>& out, size_t max) override;
   EngineStats stats() const override;
   const Clock& clock() const override;
