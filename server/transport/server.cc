@@ -37,7 +37,7 @@ struct Server::Impl {
     for (size_t lane = 0; lane < engine->lanes(); ++lane) {
       lanes.push_back(std::make_unique<LanePump>(
           *contexts[lane % contexts.size()], *engine, lane, options.owner_tick_ms,
-          [this](const std::vector<Event>& hints) { on_hints(hints); }));
+          [this](const std::vector<Event>& found) { on_hints(found); }));
       wakes.push_back(lanes.back()->waker());
     }
     engine->set_wake_hook([wakes = std::move(wakes)](size_t lane) {
@@ -67,8 +67,8 @@ struct Server::Impl {
 
   // A lane's pass found push hints (on that lane's thread): the hub has them, and the push
   // pump, asleep until the next sample, wakes to flush them at the next --push-interval.
-  void on_hints(const std::vector<Event>& hints) {
-    hub.on_events(hints);
+  void on_hints(const std::vector<Event>& found) {
+    hub.on_events(found);
     if (!push_waits.exchange(true, std::memory_order_acq_rel)) {
       net::post(*contexts[0], [this] { push_timer.cancel(); });
     }
