@@ -41,7 +41,7 @@ const FlagRow kRows[] = {
     {.name = "verify-key", .target = &field<&Options::verify_key>, .help = "Bearer key good for the verify route only (for the protected service), at least 16 bytes", .min_secret = kMinAdminKey, .secret = true},
     {.name = "max-connections", .target = &field<&Options::max_connections>, .help = "open connections at most; more are answered 503 and closed", .min = 1},
     {.name = "header-limit", .target = &field<&Options::header_limit>, .help = "request header bytes at most (else 431)", .min = 1024},
-    {.name = "body-limit", .target = &field<&Options::body_limit>, .help = "request body bytes at most (else 413)"},
+    {.name = "body-limit", .target = &field<&Options::body_limit>, .help = "request body bytes at most (else 413)", .min = 1024},
     {.name = "idle-timeout", .target = &field<&Options::idle_timeout_s>, .help = "seconds a keep-alive connection may wait for its next request", .min = 1, .unit = "s"},
     {.name = "request-timeout", .target = &field<&Options::request_timeout_s>, .help = "seconds from a request's first byte to its last", .min = 1, .unit = "s"},
     {.name = "push-interval", .target = &field<&Options::push_interval_ms>, .help = "ms: at most one position update per stream in this interval", .min = 1, .unit = "ms"},

@@ -69,6 +69,13 @@ std::string weak_secret(std::string_view what, std::string_view value, size_t mi
     return std::string(what) + " has " + std::to_string(distinct) +
            " different characters; a secret needs at least 8";
   }
+  // HTTP drops white space around a header's value, so such a key could never be matched.
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  if (!value.empty() && (blank(value.front()) || blank(value.back()))) {
+    return std::string(what) +
+           " begins or ends with white space, which HTTP drops from a header: no request "
+           "could carry it";
+  }
   return {};
 }
 
