@@ -300,9 +300,10 @@ class Room {
   void on_ended(uint64_t seq, Slot& slot);
   uint64_t admission_budget(int64_t now_ms, bool rate_capped);
   uint64_t admit_from_cursor(uint64_t budget);
-  // Expires what is due; returns when to sweep next: the earliest deadline of the live
-  // tickets left, or later in a huge room (room_schedule.cc says by how much).
+  // Expires what is due; returns when to sweep next (scan_deadlines, shared with decide()).
   int64_t sweep();
+  template <typename F>
+  int64_t scan_deadlines(uint32_t now, int64_t now_ms, F&& on_due);
   void expire(uint64_t seq, Slot& slot, uint8_t& packed, EndReason why);
   void emit_changes();
   void publish_rate(int64_t now_ms);

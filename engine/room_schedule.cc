@@ -41,15 +41,18 @@ void Room::note_deadline(int64_t ms) {
   }
 }
 
-int64_t Room::sweep() {
-  const uint32_t now = now_tick();
+// Every live ticket at tick `now`: `on_due(seq, slot, packed, why)` for each expiry due,
+// true if the ticket still counts (a decider's listing) and false if it ended (an expiry);
+// holders found not holding a slot are dropped. Returns the earliest deadline of the tickets
+// that count, which for one listed but not ended is now or past.
+template <typename F>
+int64_t Room::scan_deadlines(uint32_t now, int64_t now_ms, F&& on_due) {
   int64_t next = kNoDeadline;
   uint64_t read = holders_.size();
   for_each_waiting([&](uint64_t seq, Slot& s, uint8_t packed) {
     ++read;
-    if (due(s, packed, EndReason::kAbandoned, now)) {
-      expire(seq, s, packed, EndReason::kAbandoned);
-    } else {
+    if (!due(s, packed, EndReason::kAbandoned, now) ||
+        on_due(seq, s, packed, EndReason::kAbandoned)) {
       next = std::min(next, deadline_of(s, packed));
     }
   });
@@ -58,7 +61,7 @@ int64_t Room::sweep() {
     Slot* s = line_.find(seq);
     uint8_t packed = load_state(*s);
     for (EndReason why : {EndReason::kAllowedUnused, EndReason::kSessionIdle}) {
-      if (due(*s, packed, why, now)) expire(seq, *s, packed, why);
+      if (due(*s, packed, why, now)) on_due(seq, *s, packed, why);
     }
     if (holds_slot(state_of(packed))) {
       *keep++ = seq;
@@ -70,7 +73,15 @@ int64_t Room::sweep() {
   // 2,000 it read, so sweeps take about 2% of a core however large the room. Below 200,000
   // tickets that is under the 100 ms of a slot tick, and costs no deadline anything.
   const int64_t spacing = static_cast<int64_t>(read / 2'000);
-  return next == kNoDeadline ? next : std::max(next, now_ms() + spacing);
+  return next == kNoDeadline ? next : std::max(next, now_ms + spacing);
+}
+
+int64_t Room::sweep() {
+  return scan_deadlines(now_tick(), now_ms(),
+                        [&](uint64_t seq, Slot& s, uint8_t& packed, EndReason why) {
+                          expire(seq, s, packed, why);
+                          return false;
+                        });
 }
 
 int64_t Room::run() {
@@ -105,33 +116,13 @@ Room::Due Room::decide(int64_t now_ms) {
     const uint32_t now = tick(now_ms);
     sweep_due_ms_ =
         std::min(sweep_due_ms_, hinted_due_ms_.exchange(kNoDeadline, std::memory_order_acquire));
-    if (now_ms >= sweep_due_ms_) {
-      int64_t next = kNoDeadline;
-      uint64_t read = 0;
-      for_each_waiting([&](uint64_t seq, Slot& s, uint8_t packed) {
-        ++read;
-        if (due(s, packed, EndReason::kAbandoned, now)) {
-          d.expire.emplace_back(seq, EndReason::kAbandoned);
-        } else {
-          next = std::min(next, deadline_of(s, packed));
-        }
-      });
+    if (now_ms >= sweep_due_ms_) {  // listed tickets keep the next sweep due (spaced)
       prune_holders();
-      for (uint64_t seq : holders_) {
-        const Slot* s = line_.find(seq);
-        const uint8_t packed = load_state(*s);
-        const size_t listed = d.expire.size();
-        for (EndReason why : {EndReason::kAllowedUnused, EndReason::kSessionIdle}) {
-          if (due(*s, packed, why, now)) d.expire.emplace_back(seq, why);
-        }
-        if (d.expire.size() == listed) next = std::min(next, deadline_of(*s, packed));
-      }
-      read += holders_.size();
-      // Spaced as run()'s sweeps are: at least 1 ms per 2,000 tickets read.
-      const int64_t spaced = now_ms + static_cast<int64_t>(read / 2'000);
-      sweep_due_ms_ = !d.expire.empty()     ? spaced
-                      : next == kNoDeadline ? next
-                                            : std::max(next, spaced);
+      sweep_due_ms_ =
+          scan_deadlines(now, now_ms, [&](uint64_t seq, Slot&, uint8_t&, EndReason why) {
+            d.expire.emplace_back(seq, why);
+            return true;  // still live until its expiry comes back as a record
+          });
     }
     if (base_.event.exists()) {
       if (const RoomEvent::Phase p = due_phase(now_ms); p > base_.event.phase) d.phase = p;
