@@ -13,12 +13,15 @@
 
 namespace anteroom::loadgen {
 
-Reply http_call(const Config& cfg, const std::string& method, const std::string& path,
-                const std::string& body, bool admin, const std::string& extra_headers) {
+namespace {
+
+Reply call_at(const Config& cfg, const std::string& host, uint16_t port, const std::string& method,
+              const std::string& path, const std::string& body, bool admin,
+              const std::string& extra_headers) {
   net::io_context io(1);
   Watchdog wd(io);
   Reply reply;
-  std::string req = method + " " + path + " HTTP/1.1\r\nHost: " + cfg.target_host + "\r\n";
+  std::string req = method + " " + path + " HTTP/1.1\r\nHost: " + host + "\r\n";
   if (admin) req += "Authorization: Bearer " + cfg.admin_key + "\r\n";
   req += extra_headers;
   if (!body.empty()) {
@@ -31,7 +34,7 @@ Reply http_call(const Config& cfg, const std::string& method, const std::string&
       [&]() -> net::awaitable<void> {
         Conn c(io, wd, nullptr);
         c.set_timeout(static_cast<int64_t>(cfg.timeout_s * 1e6));
-        tcp::endpoint to = resolve_endpoint(cfg.target_host, cfg.target_port);
+        tcp::endpoint to = resolve_endpoint(host, port);
         Fail f = co_await c.connect(to, net::ip::address());
         HttpResponse resp;
         if (!f) f = co_await c.exchange(req, &resp);
@@ -47,6 +50,36 @@ Reply http_call(const Config& cfg, const std::string& method, const std::string&
   wd.start();
   io.run();
   return reply;
+}
+
+// A room made on the first of several targets (the nodes of a cluster) reaches the others
+// through Redis a moment later: the visitors start once every target knows it, so none is
+// refused a join as room_not_found meanwhile. "" or what went wrong.
+std::string wait_for_every_target(const Config& cfg, const std::string& room) {
+  using Clock = std::chrono::steady_clock;
+  const auto give_up = Clock::now() + std::chrono::seconds(10);
+  for (const auto& [host, port] : cfg.targets) {
+    for (;;) {
+      Reply r = call_at(cfg, host, port, "GET", "/v1/rooms/" + room, "", true, "");
+      if (r.status == 200) break;
+      if (Clock::now() >= give_up) {
+        std::string why = "room " + room + " was made but ";
+        why += host + ":" + std::to_string(port);
+        why += " does not know it after 10 s (HTTP " + std::to_string(r.status) + " ";
+        why += r.error + ")";
+        return why;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+Reply http_call(const Config& cfg, const std::string& method, const std::string& path,
+                const std::string& body, bool admin, const std::string& extra_headers) {
+  return call_at(cfg, cfg.target_host, cfg.target_port, method, path, body, admin, extra_headers);
 }
 
 std::string create_room(const Config& cfg, const std::string& room, const std::string& admission) {
@@ -65,7 +98,7 @@ std::string create_room(const Config& cfg, const std::string& room, const std::s
   }
   body += "}";
   Reply r = http_call(cfg, "PUT", "/v1/rooms/" + room, body, true);
-  if (r.status == 200 || r.status == 201) return "";
+  if (r.status == 200 || r.status == 201) return wait_for_every_target(cfg, room);
   if (r.status == 0)
     return "cannot reach the server at " + cfg.target_host + ":" + std::to_string(cfg.target_port) +
            " (" + r.error + ")";

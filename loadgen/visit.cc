@@ -245,10 +245,12 @@ net::awaitable<bool> Visitor::use(const Message& m) {
   std::string req;
   int want = 204;
   if (cfg_.use == UseVia::kGate) {
+    // The admission cookie of a bound ticket is TOKEN~KEY (server/app/gate.cc).
     req = "GET /v1/gate/" + t_.plan.room + " HTTP/1.1" + host_ + "Cookie: anteroom_" +
-          t_.plan.room + "=" + token + "\r\n\r\n";
+          t_.plan.room + "=" + token + (key_.empty() ? "" : "~" + key_) + "\r\n\r\n";
   } else {
-    std::string body = R"({"token":")" + token + "\"}";
+    std::string body =
+        R"({"token":")" + token + "\"" + (key_.empty() ? "" : R"(,"key":")" + key_ + "\"") + "}";
     req = "POST " + base_ + "/verify HTTP/1.1" + host_ + "Authorization: Bearer " + cfg_.admin_key +
           "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
           "\r\n\r\n" + body;

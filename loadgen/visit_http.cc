@@ -19,7 +19,8 @@ net::awaitable<void> Visitor::run_http() {
     if (!proved) co_return;
     due = r_.pow_solved_us;  // the join's own clock starts once it can be sent
   }
-  std::string body = R"({"user":")" + user_ + "\"" + pow + "}";
+  key_ = "k" + std::to_string(cfg_.seed) + "-" + std::to_string(index_);
+  std::string body = R"({"user":")" + user_ + R"(","key":")" + key_ + "\"" + pow + "}";
   std::string join =
       "POST " + base_ + "/tickets HTTP/1.1" + host_ +
       "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +

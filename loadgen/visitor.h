@@ -89,6 +89,9 @@ class Visitor {
   int64_t abandon_at_ = INT64_MAX;
   int64_t stay_us_ = 0;
   std::string user_, ticket_, token_, base_, host_;
+  // The key an HTTP visitor's ticket is bound to, as the waiting page binds its own: a join
+  // retried on another node after its own went away mid-answer gets the same ticket back.
+  std::string key_;
   int64_t last_position_ = -1;
   int last_status_ = 0;  // of the last answer call() read
   bool waiting_ = false;
