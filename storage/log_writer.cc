@@ -137,8 +137,9 @@ Result<uint64_t> LogWriter::append(std::string_view framed) {
     pos = appended_;
     // Wake the writer only when it sleeps and has a reason to hurry: a caller waiting for
     // the disk (always), or a lot queued. Otherwise it comes by itself within 2 ms; not
-    // waking it per record saves a futex call and a context switch per join.
-    wake = idle_ && (sync_ == Sync::kAlways || pending_.size() >= (64u << 10));
+    // waking it per record saves a futex call and a context switch per join. Asleep with
+    // nothing to do, it comes only when woken: the first record after a quiet spell wakes it.
+    wake = idle_ && (sync_ == Sync::kAlways || deep_idle_ || pending_.size() >= (64u << 10));
     if (wake) idle_ = false;
   }
   if (wake) work_cv_.notify_one();
@@ -211,12 +212,17 @@ bool LogWriter::timed_sync() {
 
 // Writer thread: waits for work the way the sync policy asks. Caller holds `lock`.
 void LogWriter::wait_for_work(std::unique_lock<std::mutex>& lock) {
-  // always sleeps until woken; the others write every 2 ms. everysec syncs what it wrote
-  // within a second either way.
+  // always sleeps until woken; the others write every 2 ms while anything is queued or
+  // written but not yet synced (everysec syncs it within a second either way), and sleep
+  // until woken once everything is settled: an idle log costs no wake-ups.
   idle_ = true;
   if (sync_ == Sync::kAlways) {
     work_cv_.wait_for(lock, std::chrono::seconds(1),
                       [&] { return stop_ || !pending_.empty() || compact_ != nullptr; });
+  } else if (pending_.empty() && durable_ >= appended_) {
+    deep_idle_ = true;
+    work_cv_.wait(lock, [&] { return stop_ || !pending_.empty() || compact_ != nullptr; });
+    deep_idle_ = false;
   } else {
     work_cv_.wait_for(lock, std::chrono::milliseconds(2),
                       [&] { return stop_ || compact_ != nullptr; });
@@ -295,6 +301,7 @@ void LogWriter::run() {
   std::unique_lock lock(mu_);
   for (;;) {
     wait_for_work(lock);
+    stats_.passes++;
     if (!error_.is_ok()) {
       if (stop_) return;
       continue;

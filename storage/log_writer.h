@@ -63,6 +63,7 @@ class LogWriter {
 
   struct Stats {
     uint64_t bytes = 0, writes = 0, syncs = 0;
+    uint64_t passes = 0;  // times the writer woke and looked for work
   };
   Stats stats() const;
   // How long each fdatasync of the log took (compaction's too); read without a lock.
@@ -91,13 +92,14 @@ class LogWriter {
   const Sync sync_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_, durable_cv_;
-  std::string pending_;  // guarded by mu_
-  uint64_t appended_;    // log position after everything queued; guarded by mu_
-  uint64_t durable_;     // on disk up to here; guarded by mu_
-  bool stop_ = false;    // guarded by mu_
-  bool idle_ = false;    // the writer is waiting for work; guarded by mu_
-  Status error_;         // sticky; guarded by mu_
-  Stats stats_;          // guarded by mu_
+  std::string pending_;     // guarded by mu_
+  uint64_t appended_;       // log position after everything queued; guarded by mu_
+  uint64_t durable_;        // on disk up to here; guarded by mu_
+  bool stop_ = false;       // guarded by mu_
+  bool idle_ = false;       // the writer is waiting for work; guarded by mu_
+  bool deep_idle_ = false;  // ... with nothing queued or unsynced, until woken; guarded by mu_
+  Status error_;            // sticky; guarded by mu_
+  Stats stats_;             // guarded by mu_
   std::vector<std::pair<uint64_t, std::function<void(Status)>>> waiters_;  // guarded by mu_
   struct CompactRequest {
     std::string snapshot_path;

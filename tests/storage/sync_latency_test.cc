@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "storage/log_writer.h"
 #include "storage/persistent_engine.h"
@@ -82,6 +83,24 @@ TEST_F(LogSyncs, NoSyncsNothingTimed) {
   ASSERT_TRUE(pos.is_ok());
   ASSERT_TRUE(log.value()->wait_durable(pos.value()).is_ok());
   EXPECT_EQ(log.value()->sync_latency().snapshot().count, 0u);
+}
+
+// Under everysec and no, the writer comes every 2 ms while something is queued or unsynced,
+// and once all is settled sleeps until the next record wakes it: an idle log costs nothing.
+TEST_F(LogSyncs, AnIdleLogSleepsUntilTheNextRecord) {
+  auto log = LogWriter::open((dir_ / "i.log").string(), LogWriter::Sync::kNo);
+  ASSERT_TRUE(log.is_ok());
+  LogWriter& w = *log.value();
+  auto pos = w.append("record");
+  ASSERT_TRUE(pos.is_ok());
+  ASSERT_TRUE(w.wait_durable(pos.value()).is_ok());
+  const uint64_t settled = w.stats().passes;
+  std::this_thread::sleep_for(milliseconds(40));  // twenty of the 2 ms passes, were it polling
+  EXPECT_LE(w.stats().passes, settled + 1);       // at most the pass that found it settled
+  pos = w.append("another");                      // wakes it: durable without any timer
+  ASSERT_TRUE(pos.is_ok());
+  ASSERT_TRUE(w.wait_durable(pos.value()).is_ok());
+  EXPECT_EQ(w.stats().writes, 2u);
 }
 
 // The persistent engine reports its log's syncs in stats(); an engine that stores nothing
