@@ -36,11 +36,11 @@ run() {  # name, loadgen args...
 }
 
 start_server
-run hold-sse hold --users "$HOLD" --transport sse --server-pid "$pid" --duration 3
+run hold-sse hold --users "$HOLD" --sources 20 --transport sse --server-pid "$pid" --duration 3
 start_server
-run hold-ws hold --users "$HOLD" --transport ws --server-pid "$pid" --duration 3
+run hold-ws hold --users "$HOLD" --sources 20 --transport ws --server-pid "$pid" --duration 3
 start_server --push-interval 100
-run hold-sse-push100 hold --users "$HOLD" --transport sse --server-pid "$pid" --duration 3
+run hold-sse-push100 hold --users "$HOLD" --sources 20 --transport sse --server-pid "$pid" --duration 3
 start_server
 run protect protect --users 2000 --origin-capacity 50 --origin-service-ms 200
 start_server
