@@ -336,8 +336,9 @@ bool Node::when_caught_up(std::string_view room, std::string_view ticket,
     if (!up_ || it == rooms_.end() || it->second.caught_up.size() >= kMaxCaughtUpWaiters) {
       return done();
     }
-    // No fetch of its own: the join's record rings the bell, and the room is read at least
-    // once a second anyway; a read of an id nobody joined with costs Redis nothing.
+    // No fetch of its own: the join's record rings the bell, and a room someone waits in is
+    // read once a report interval (a second) anyway; a read of an id nobody joined with
+    // costs Redis one read of the room a second, however many wait.
     it->second.caught_up.push_back(std::move(done));
   });
   return true;

@@ -5,7 +5,8 @@
 //   node.cc          start, stop, connections, the Engine interface's reads
 //   node_writes.cc   the Engine interface's writes, each a record, and their synchronous forms
 //   node_log.cc      proposing records (batched per room) and tailing the streams
-//   node_decider.cc  leases, time-driven decisions, seen-reports, snapshots, node reports
+//   node_decider.cc  time-driven decisions, seen-reports, snapshots, node reports
+//   node_leases.cc   leases, many rooms to a script, and the queue of rooms with work due
 #pragma once
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -18,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <queue>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -124,6 +126,7 @@ class Node final : public ClusterEngine {
     Steady::time_point lease_until{};  // this node decides while now < this
     // The room's next decision (the clock's ms) unless a record comes first; 0: at once.
     int64_t decide_at_ms = 0;
+    int64_t queued_ms = kNoDeadline;  // the earliest entry of this room in due_
     Steady::time_point last_snapshot{};
     uint64_t snapshot_n = 0;       // the record number of the last snapshot
     std::string prev_snapshot_id;  // the stream is trimmed to here
@@ -172,7 +175,6 @@ class Node final : public ClusterEngine {
   void tick();
   void report();
   void refresh_rooms(std::function<void()> loaded = nullptr);  // `loaded`: once all applied
-  void renew_lease(const std::string& room);
   void decide(const std::string& room);
   void store_snapshot(const std::string& room);
   void flush_seen(bool all);
@@ -181,6 +183,14 @@ class Node final : public ClusterEngine {
   void fetch_all(const std::function<void()>& done);
   void run_here(const std::function<void(std::function<void()>)>& fn);  // and wait
   void wait_quiet();
+
+  // node_leases.cc
+  // The room's next decision is at `at_ms` (kNoDeadline: none until a record comes).
+  void set_due(const std::string& room, Room& r, int64_t at_ms);
+  void decide_due(int64_t now_ms);  // the rooms due by now whose lease this node holds
+  // Asks for the leases of `rooms`; `done` (may be empty) once every answer came.
+  void renew_leases(std::vector<std::string> rooms, std::function<void()> done);
+  void took_lease(const std::string& room, bool held, Steady::time_point sent);
 
   ClusterOptions options_;
   std::string name_;
@@ -202,6 +212,11 @@ class Node final : public ClusterEngine {
   bool stopping_ = false;
   std::map<std::string, Room, std::less<>> rooms_;
   std::map<uint64_t, Batch> batches_;
+  // Rooms by the time of their next decision, earliest first; an entry is current while it
+  // is its room's queued_ms (later ones are dropped as they come up).
+  using DueEntry = std::pair<int64_t, std::string>;
+  std::priority_queue<DueEntry, std::vector<DueEntry>, std::greater<>> due_;
+  uint64_t reports_ = 0;  // report intervals so far: which rooms the sweep fetches
   uint64_t next_batch_ = 1;
   Steady::time_point last_report_{}, last_decide_{}, last_seen_flush_{};
   std::function<void(Status)> on_started_;

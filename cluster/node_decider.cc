@@ -18,15 +18,13 @@ std::string room_snap_key(std::string_view room);
 
 namespace {
 
-// Takes the lease if nobody holds it, renews it if this node does.
-const std::string_view kLease = lua_script("cluster/lua/lease.lua");
-
 // Stores a snapshot only for the lease holder, and only one newer than the stored one (its
 // record number is kept beside it).
 const std::string_view kSnapshot = lua_script("cluster/lua/snapshot.lua");
 
 constexpr const char* kNodes = "anteroom:nodes";
 constexpr int64_t kForgetNodeMs = 60'000;  // a node silent this long leaves the report
+constexpr uint64_t kSweepReports = 30;     // each room fetched once in this many reports
 
 }  // namespace
 
@@ -36,19 +34,20 @@ void Node::tick() {
   if (up_) {
     expire_batches();
     flush_seen(false);
-    // A room is asked only when it said something falls due, or a record came since.
-    const int64_t now_ms = clock_->now_ms();
-    for (auto& [room, r] : rooms_) {
-      if (r.lease_until > now && !r.deciding && r.decide_at_ms <= now_ms) decide(room);
-    }
+    decide_due(clock_->now_ms());
     if (now - last_report_ >= std::chrono::milliseconds(options_.report_interval_ms)) {
       last_report_ = now;
+      ++reports_;
       refresh_rooms();
       report();
+      std::vector<std::string> rooms;
       for (auto& [room, r] : rooms_) {
-        if (replica_->room_info(room).is_ok()) renew_lease(room);
+        if (replica_->join_rules(room).is_ok()) rooms.push_back(room);
         if (r.lease_until > now) store_snapshot(room);
+        // A reader waits for a ticket no record may ever bring (one nobody joined with).
+        if (!r.caught_up.empty()) fetch(room);
       }
+      renew_leases(std::move(rooms), nullptr);
     }
   }
   ticker_.expires_after(std::chrono::milliseconds(options_.decide_interval_ms));
@@ -72,39 +71,27 @@ void Node::expire_batches() {
 }
 
 // Every room in the cluster is in the set anteroom:rooms; a room deleted everywhere leaves
-// this node's list too.
+// this node's list too. A room's records ring the bell, which this node hears while its
+// connection is up (a dropped one reconnects and fetches every room): a bell missed anyway
+// (a Redis Cluster shard that did not pass it on) is caught by a sweep that fetches each
+// room once in kSweepReports reports.
 void Node::refresh_rooms(std::function<void()> loaded) {
   cmd_->command({"SMEMBERS", "anteroom:rooms"},
                 [this, loaded = std::move(loaded), cmd = cmd_](const RedisReply& reply) {
                   if (cmd != cmd_ || !reply.is_array()) return;
+                  const uint64_t turn = reports_ % kSweepReports;
                   for (const auto& e : reply.elements) {
                     if (!valid_room_name(e.str)) continue;
-                    if (!rooms_.contains(e.str)) {
+                    auto it = rooms_.find(e.str);
+                    if (it == rooms_.end()) {
                       track(e.str);
-                    } else if (rooms_[e.str].broken) {
+                    } else if (it->second.broken) {
                       load(e.str);  // perhaps a newer snapshot covers the gap now
-                    } else {
-                      fetch(e.str);  // a bell this node missed
+                    } else if (std::hash<std::string>{}(e.str) % kSweepReports == turn) {
+                      fetch(e.str);
                     }
                   }
                   if (loaded) fetch_all(loaded);
-                });
-}
-
-void Node::renew_lease(const std::string& room) {
-  const auto sent = Steady::now();
-  cmd_->command({"EVAL", std::string(kLease), "1", room_owner_key(room), name_,
-                 std::to_string(options_.lease_ms)},
-                [this, room, sent, cmd = cmd_](const RedisReply& reply) {
-                  if (cmd != cmd_) return;
-                  Room& r = rooms_[room];
-                  if (!reply.is_error() && reply.integer == 1) {
-                    if (r.lease_until <= sent) r.decide_at_ms = 0;  // taken over: look afresh
-                    // Counted from when the request left, less a second for clocks that drift.
-                    r.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
-                  } else {
-                    r.lease_until = {};
-                  }
                 });
 }
 
@@ -163,16 +150,23 @@ void Node::flush_seen(bool all) {
   if (!up_ || (!all && now - last_seen_flush_ < std::chrono::milliseconds(250))) return;
   last_seen_flush_ = now;
   // Which rooms report now, decided once for every stripe (a room's visitors are spread
-  // over all of them).
+  // over all of them); only rooms someone was seen in are looked at.
+  std::set<std::string, std::less<>> seen;
+  for (auto& stripe : seen_) {
+    std::lock_guard lock(stripe.mu);
+    for (const auto& [room, sightings] : stripe.rooms) seen.insert(room);
+  }
   std::set<std::string, std::less<>> due;
-  for (auto& [room, r] : rooms_) {
+  for (const std::string& room : seen) {
+    auto r = rooms_.find(room);
+    if (r == rooms_.end()) continue;
     auto info = replica_->room_info(room);
     if (!info.is_ok()) continue;
     const int64_t shortest =
         std::min(info->config.heartbeat_timeout_seconds, info->config.session_ttl_seconds) *
         int64_t{1000};
     const int64_t every = std::clamp<int64_t>(shortest / 4, 1000, 15'000);
-    if (all || now - r.last_seen_report >= std::chrono::milliseconds(every)) {
+    if (all || now - r->second.last_seen_report >= std::chrono::milliseconds(every)) {
       due.insert(room);
     }
   }
@@ -180,7 +174,7 @@ void Node::flush_seen(bool all) {
   for (auto& stripe : seen_) {
     std::lock_guard lock(stripe.mu);
     for (auto it = stripe.rooms.begin(); it != stripe.rooms.end();) {
-      if (!rooms_.contains(it->first) || !replica_->room_info(it->first).is_ok()) {
+      if (!rooms_.contains(it->first) || !replica_->join_rules(it->first).is_ok()) {
         it = stripe.rooms.erase(it);  // a room deleted since
         continue;
       }
@@ -325,26 +319,12 @@ void Node::report_seen() {
 void Node::settle() {
   report_seen();
   run_here([this](const std::function<void()>& done) {
-    auto left = std::make_shared<size_t>(1);
-    auto one = [left, done] {
-      if (--*left == 0) done();
-    };
+    std::vector<std::string> rooms;
     for (auto& [room, r] : rooms_) {
-      if (!up_ || !replica_->room_info(room).is_ok()) continue;
-      ++*left;
-      const auto sent = Steady::now();
-      cmd_->command({"EVAL", std::string(kLease), "1", room_owner_key(room), name_,
-                     std::to_string(options_.lease_ms)},
-                    [this, name = room, one, sent, cmd = cmd_](const RedisReply& reply) {
-                      if (cmd != cmd_) return one();
-                      Room& rr = rooms_[name];
-                      if (!reply.is_error() && reply.integer == 1) {
-                        rr.lease_until = sent + std::chrono::milliseconds(options_.lease_ms - 1000);
-                      }
-                      one();
-                    });
+      if (replica_->join_rules(room).is_ok()) rooms.push_back(room);
     }
-    one();
+    if (!up_) return done();
+    renew_leases(std::move(rooms), done);
   });
   catch_up();
   run_here([this](const std::function<void()>& done) {

@@ -138,7 +138,10 @@ void Node::fail_batch(uint64_t batch, const Status& why) {
   batches_.erase(it);
   if (b.kind == Kind::kDecision) {
     auto r = rooms_.find(b.room);
-    if (r != rooms_.end()) r->second.deciding = false;
+    if (r != rooms_.end()) {
+      r->second.deciding = false;
+      set_due(b.room, r->second, r->second.decide_at_ms);  // its next look, as decided
+    }
   }
   const Applied failed{why, {}, {}, 0};
   for (auto& d : b.done) {
@@ -179,7 +182,7 @@ void Node::load(const std::string& room) {
       }
       rr.last_id = snap->stream_id;
       rr.last_n = snap->records;
-      rr.decide_at_ms = 0;
+      set_due(room, rr, 0);
       rr.snapshot_n = snap->records;
       std::vector<uint64_t> covered;
       for (auto& [id, b] : batches_) {
@@ -304,7 +307,7 @@ bool Node::apply_entry(const std::string& room, Room& r, const RedisReply& entry
     if (mine != nullptr && i < mine->done.size() && mine->done[i]) mine->done[i](a);
   }
   replica_->publish(room);
-  r.decide_at_ms = 0;  // what the record changed may be due now (a join a free slot takes)
+  set_due(room, r, 0);  // what the record changed may be due now (a join a free slot takes)
   if (mine != nullptr) {
     if (mine->kind == Kind::kDecision) r.deciding = false;
     batches_.erase(it);

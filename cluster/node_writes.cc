@@ -23,7 +23,8 @@ void Node::with_seq(const std::string& room, const std::string& ticket,
   }
   Room& r = rooms_[room];
   if (r.caught_up.size() >= kMaxCaughtUpWaiters) return then(std::move(d));
-  // As when_caught_up: the next read of the room (the bell, or the periodic one) answers it.
+  // As when_caught_up: the next read of the room (the bell, or the one each second of a room
+  // someone waits in) answers it.
   r.caught_up.emplace_back(
       [this, room, ticket, then = std::move(then)] { then(replica_->describe(room, ticket)); });
 }
