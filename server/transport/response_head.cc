@@ -1,9 +1,25 @@
 #include "server/transport/response_head.h"
 
 #include <array>
+#include <ctime>
 #include <memory_resource>
 
 namespace anteroom {
+
+std::string_view http_date(int64_t unix_s) {
+  // Formatted once a second per thread: every answer carries it.
+  thread_local int64_t cached_s = -1;
+  thread_local std::array<char, 32> text{};
+  thread_local size_t size = 0;
+  if (unix_s != cached_s) {
+    const auto t = static_cast<std::time_t>(unix_s);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    size = std::strftime(text.data(), text.size(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    cached_s = unix_s;
+  }
+  return {text.data(), size};
+}
 
 void append_response_head(const HeadOptions& h, std::string* out) {
   // The fields live in a stack arena: a head costs no heap allocation (it is on every
@@ -16,11 +32,15 @@ void append_response_head(const HeadOptions& h, std::string* out) {
   m.version(11);
   m.result(h.status);
   m.set(http::field::server, "anteroom");
+  m.set(http::field::date, http_date(static_cast<int64_t>(std::time(nullptr))));
   if (!h.content_type.empty()) m.set(http::field::content_type, h.content_type);
   if (h.content_length) m.content_length(*h.content_length);
   if (h.headers != nullptr) {
     for (const auto& [name, value] : *h.headers) m.insert(name, value);
   }
+  // Every answer is of one visitor's or operator's moment (a ticket, a token, the room
+  // now): no cache keeps it unless its route says otherwise.
+  if (m.find(http::field::cache_control) == m.end()) m.set(http::field::cache_control, "no-store");
   m.keep_alive(h.keep_alive);
   if (h.keep_alive && h.request_version == 10) m.set(http::field::connection, "keep-alive");
   http::response_serializer<http::empty_body, Fields> sr(m);

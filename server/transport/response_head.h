@@ -4,6 +4,7 @@
 // fixed answers written outside a session (a refused connection, a stream that cannot start).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,8 +26,13 @@ struct HeadOptions {
   unsigned request_version = 11;  // an HTTP/1.0 client kept alive is told so
 };
 
-// Appends the head (status line, fields, the empty line) to *out.
+// Appends the head (status line, fields, the empty line) to *out. Every head has Server,
+// Date, and Cache-Control: no-store unless `headers` name a Cache-Control of their own.
 void append_response_head(const HeadOptions& h, std::string* out);
+
+// `unix_s` as an HTTP date ("Thu, 03 Dec 2026 18:30:00 GMT"); valid on this thread until
+// the next call.
+std::string_view http_date(int64_t unix_s);
 
 // A whole answer (head and body) for writing outside an HttpSession; closes the connection.
 std::shared_ptr<const std::string> closing_answer(

@@ -89,5 +89,32 @@ TEST(FixedAnswers, TheSseHeadIsAStreamWithoutALength) {
   EXPECT_NE(got.find("retry: 2000"), std::string::npos);
 }
 
+TEST(FixedAnswers, AnHttpDateIsRfc9110s) {
+  EXPECT_EQ(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+  EXPECT_EQ(http_date(1796322600), "Thu, 03 Dec 2026 18:30:00 GMT");
+  EXPECT_EQ(http_date(1796322600 + 86400 * 3 + 5), "Sun, 06 Dec 2026 18:30:05 GMT");
+}
+
+// A ticket's status carries a token once admitted: no shared cache may keep it. Every
+// answer is no-store unless its route says otherwise (the JWKS may be cached), and dated.
+TEST(FixedAnswers, AnswersAreDatedAndNotStoredUnlessTheRouteSays) {
+  TestServer server;
+  HttpClient c(server.port());
+  ASSERT_EQ(c.admin("PUT", "/v1/rooms/r", R"({"capacity":5})").status, 201u);
+  const auto joined = c.request("POST", "/v1/rooms/r/tickets");
+  const std::string ticket = json_field(joined.body, "ticket");
+  const auto status = c.request("GET", "/v1/rooms/r/tickets/" + ticket);
+  ASSERT_NE(status.body.find("\"token\""), std::string::npos) << status.body;
+  for (const auto* r : {&joined, &status}) {
+    EXPECT_EQ(r->header("cache-control"), "no-store");
+    const std::string date = r->header("date");
+    EXPECT_EQ(date.size(), 29u) << date;
+    EXPECT_TRUE(date.ends_with(" GMT")) << date;
+  }
+  EXPECT_EQ(c.request("GET", "/v1/nope").header("cache-control"), "no-store");
+  EXPECT_EQ(c.request("GET", "/.well-known/jwks.json").header("cache-control"),
+            "public, max-age=300");
+}
+
 }  // namespace
 }  // namespace anteroom::testing
