@@ -353,7 +353,14 @@ Result<Options> parse_options(int argc, char** argv, std::string* exit_now) {
   std::optional<ConfigFile> file;
   FileFlags from_file;  // the flags the file set, and where
   try {
-    const po::parsed_options command_line = po::parse_command_line(argc, argv, d);
+    // Whole flag names only: a guessed abbreviation (--thr for --threads) would start
+    // meaning another flag the day one with the same beginning is added.
+    namespace style = po::command_line_style;
+    const po::parsed_options command_line =
+        po::command_line_parser(argc, argv)
+            .options(d)
+            .style(style::default_style & ~style::allow_guessing)
+            .run();
     if (Status st = refuse_negative(command_line, d, vm, false); !st.is_ok()) return st;
     po::store(command_line, vm);
     const po::parsed_options environment = po::parse_environment(d, flag_of_variable);

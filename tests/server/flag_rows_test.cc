@@ -119,6 +119,14 @@ TEST(FlagRows, EveryChoiceIsTheOnlyWayIn) {
   EXPECT_FALSE(is_choice("always|everysec|no", "eve"));
 }
 
+// A flag is named whole: a beginning of one (which program_options would guess) is unknown.
+TEST(FlagRows, AnAbbreviatedFlagIsRefused) {
+  EXPECT_TRUE(parse({"--threads", "2"}).options.is_ok());
+  const std::string err = error_of({"--thr", "2"});
+  EXPECT_NE(err.find("thr"), std::string::npos) << err;
+  EXPECT_FALSE(parse({"--no-persist"}).options.is_ok());
+}
+
 // A secret row's weak value is refused naming the flag, and its value is never in the error.
 TEST(FlagRows, SecretsAreCheckedAndNeverShown) {
   size_t secrets = 0;
