@@ -12,39 +12,26 @@
 #include "tests/cluster/cluster_fixture.h"
 
 namespace anteroom::testing {
-namespace {
 
-// How many XRANGE calls Redis has answered.
-uint64_t xranges(uint16_t port) {
-  redisContext* c = redisConnect("127.0.0.1", port);
+uint64_t ClusterTest::command_calls(const std::string& command) {
+  redisContext* c = redisConnect("127.0.0.1", redis_->port());
   if (c == nullptr || c->err != 0) return 0;
   auto* r = static_cast<redisReply*>(redisCommand(c, "INFO commandstats"));
   uint64_t calls = 0;
   if (r != nullptr && r->type == REDIS_REPLY_STRING) {
     const std::string info(r->str, r->len);
-    const size_t at = info.find("cmdstat_xrange:calls=");
-    if (at != std::string::npos) calls = std::stoull(info.substr(at + 21));
+    const std::string head = "cmdstat_" + command + ":calls=";
+    const size_t at = info.find(head);
+    if (at != std::string::npos) calls = std::stoull(info.substr(at + head.size()));
   }
   if (r != nullptr) freeReplyObject(r);
   redisFree(c);
   return calls;
 }
 
-class UnknownTicket : public ClusterTest {
- protected:
-  // A node whose periodic work (the rooms' list, which reads every room, and the decider's
-  // tick, whose records ring the bell) waits an hour, so that every XRANGE here is one a
-  // settle or a status read asked for: under a sanitizer a tick fell inside the measurement.
-  cluster::ClusterEngine& add_quiet_node(const std::string& name) {
-    cluster::ClusterOptions o = options(name);
-    o.report_interval_ms = 3'600'000;
-    o.decide_interval_ms = 3'600'000;
-    auto n = cluster::open_cluster_engine(o, engine_options());
-    EXPECT_TRUE(n.is_ok()) << n.status().message();
-    nodes_.push_back(std::move(n.value()));
-    return *nodes_.back();
-  }
-};
+namespace {
+
+using UnknownTicket = ClusterTest;
 
 TEST_F(UnknownTicket, MadeUpIdsAreAnsweredWithoutAskingRedis) {
   auto& a = add_quiet_node("a");
@@ -59,16 +46,16 @@ TEST_F(UnknownTicket, MadeUpIdsAreAnsweredWithoutAskingRedis) {
   }
   made_up.emplace_back("not-a-ticket-id-at-all-000");
   // What a settle reads by itself (each node catches up), as the yardstick.
-  const uint64_t x0 = xranges(redis_->port());
+  const uint64_t x0 = command_calls("xrange");
   settle();
-  const uint64_t settle_reads = xranges(redis_->port()) - x0;
-  const uint64_t before = xranges(redis_->port());
+  const uint64_t settle_reads = command_calls("xrange") - x0;
+  const uint64_t before = command_calls("xrange");
   for (const std::string& id : made_up) {
     EXPECT_FALSE(b.peek("r", id).is_ok());
     EXPECT_FALSE(b.when_caught_up("r", id, [] {})) << id << ": it would wait for a fetch";
   }
   settle();
-  EXPECT_EQ(xranges(redis_->port()) - before, settle_reads)
+  EXPECT_EQ(command_calls("xrange") - before, settle_reads)
       << "made-up ids made the node read the stream";
   // An id just past the copy's joins may be one another node answered: its read waits for the
   // copy's next read of the room (the bell, or the periodic one), and asks for none itself,
@@ -76,12 +63,12 @@ TEST_F(UnknownTicket, MadeUpIdsAreAnsweredWithoutAskingRedis) {
   // seq).
   std::atomic<int> done{0};
   const std::string next(id_view(codec.encode(10, random_tag())));
-  const uint64_t ahead_before = xranges(redis_->port());
+  const uint64_t ahead_before = command_calls("xrange");
   for (int i = 0; i < 100; ++i) {
     ASSERT_TRUE(b.when_caught_up("r", next, [&] { ++done; })) << "not waited for";
   }
   settle();
-  EXPECT_EQ(xranges(redis_->port()) - ahead_before, settle_reads)
+  EXPECT_EQ(command_calls("xrange") - ahead_before, settle_reads)
       << "reads of an id just ahead made the node read the stream";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (done < 100 && std::chrono::steady_clock::now() < deadline) {
