@@ -374,13 +374,14 @@ void run_http_session(tcp::socket socket, ServerContext& ctx, ConnectionSlot slo
 }
 
 void refuse_connection(tcp::socket socket) {
-  static const auto kBusy = [] {
+  static PerSecondAnswer kBusy([] {
     const ApiResponse r =
         error_response(503, "overloaded", "too many open connections, try again soon");
     return closing_answer(503, r.content_type, r.body, r.headers);
-  }();
+  });
+  auto bytes = kBusy.get();
   auto s = std::make_shared<tcp::socket>(std::move(socket));
-  net::async_write(*s, net::buffer(*kBusy), [s](beast::error_code, std::size_t) {
+  net::async_write(*s, net::buffer(*bytes), [s, bytes](beast::error_code, std::size_t) {
     beast::error_code ec;
     s->shutdown(tcp::socket::shutdown_both, ec);
     s->close(ec);

@@ -56,6 +56,19 @@ void append_response_head(const HeadOptions& h, std::string* out) {
   }
 }
 
+std::shared_ptr<const std::string> PerSecondAnswer::get() {
+  return get(static_cast<int64_t>(std::time(nullptr)));
+}
+
+std::shared_ptr<const std::string> PerSecondAnswer::get(int64_t now) {
+  std::lock_guard lock(mu_);
+  if (now != built_s_) {
+    bytes_ = build_();
+    built_s_ = now;
+  }
+  return bytes_;
+}
+
 std::shared_ptr<const std::string> closing_answer(
     unsigned status, std::string_view content_type, std::string_view body,
     const std::vector<std::pair<std::string, std::string>>& headers) {

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +35,22 @@ void append_response_head(const HeadOptions& h, std::string* out);
 // `unix_s` as an HTTP date ("Thu, 03 Dec 2026 18:30:00 GMT"); valid on this thread until
 // the next call.
 std::string_view http_date(int64_t unix_s);
+
+// Bytes of a fixed answer many are sent (the SSE head, the refusals), built again by
+// `build` when the second changes, so that their Date is always the current one.
+class PerSecondAnswer {
+ public:
+  explicit PerSecondAnswer(std::function<std::shared_ptr<const std::string>()> build)
+      : build_(std::move(build)) {}
+  std::shared_ptr<const std::string> get();                // any thread
+  std::shared_ptr<const std::string> get(int64_t unix_s);  // as of that second
+
+ private:
+  std::function<std::shared_ptr<const std::string>()> build_;
+  std::mutex mu_;
+  int64_t built_s_ = -1;
+  std::shared_ptr<const std::string> bytes_;
+};
 
 // A whole answer (head and body) for writing outside an HttpSession; closes the connection.
 std::shared_ptr<const std::string> closing_answer(

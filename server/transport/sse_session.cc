@@ -75,12 +75,12 @@ class SseSession final : public SseStream {
 }  // namespace
 
 std::shared_ptr<const std::string> too_many_streams_answer() {
-  static const auto kAnswer = [] {
+  static PerSecondAnswer kAnswer([] {
     const ApiResponse r =
         error_response(429, "too_many_streams", "this ticket already has its most open streams");
     return closing_answer(429, r.content_type, r.body, r.headers);
-  }();
-  return kAnswer;
+  });
+  return kAnswer.get();
 }
 
 void run_sse_session(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,

@@ -88,7 +88,7 @@ void StreamSession::close() {
 }
 
 std::shared_ptr<const std::string> SseStream::head() {
-  static const auto kHead = [] {
+  static PerSecondAnswer kHead([] {
     const std::vector<std::pair<std::string, std::string>> fields = {{"Cache-Control", "no-store"},
                                                                      {"X-Accel-Buffering", "no"}};
     HeadOptions h;
@@ -98,8 +98,8 @@ std::shared_ptr<const std::string> SseStream::head() {
     append_response_head(h, out.get());
     *out += "retry: 2000\n\n";
     return std::shared_ptr<const std::string>(std::move(out));
-  }();
-  return kHead;
+  });
+  return kHead.get();
 }
 
 void SseStream::write(const std::string& m) {

@@ -95,6 +95,20 @@ TEST(FixedAnswers, AnHttpDateIsRfc9110s) {
   EXPECT_EQ(http_date(1796322600 + 86400 * 3 + 5), "Sun, 06 Dec 2026 18:30:05 GMT");
 }
 
+// The fixed answers built once and sent to many (the SSE head, the refusals) are built
+// again when the second changes: their Date stayed that of the first one sent.
+TEST(FixedAnswers, AFixedAnswerIsBuiltAgainEachSecond) {
+  int builds = 0;
+  PerSecondAnswer answer([&] {
+    ++builds;
+    return std::make_shared<const std::string>(std::to_string(builds));
+  });
+  EXPECT_EQ(*answer.get(100), "1");
+  EXPECT_EQ(*answer.get(100), "1");
+  EXPECT_EQ(*answer.get(101), "2");
+  EXPECT_EQ(builds, 2);
+}
+
 // A ticket's status carries a token once admitted: no shared cache may keep it. Every
 // answer is no-store unless its route says otherwise (the JWKS may be cached), and dated.
 TEST(FixedAnswers, AnswersAreDatedAndNotStoredUnlessTheRouteSays) {
