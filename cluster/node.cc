@@ -308,7 +308,7 @@ size_t Node::poll_events(std::vector<Event>& out, size_t max) {
 EngineStats Node::stats() const { return replica_->stats(); }
 const anteroom::Clock& Node::clock() const { return *clock_; }
 
-std::optional<ClusterInfo> Node::cluster_info() const {
+ClusterInfo Node::cluster_info() const {
   std::lock_guard lock(state_mu_);
   ClusterInfo info = info_;
   info.self = name_;

@@ -69,7 +69,7 @@ class Node final : public ClusterEngine {
   EngineStats stats() const override;
   const Clock& clock() const override;
   Status health() const override;
-  std::optional<ClusterInfo> cluster_info() const override;
+  ClusterInfo cluster_info() const override;  // ClusterView
 
   // Engine: writes as records.
   void join_async(std::string_view room, const JoinRequest& request,

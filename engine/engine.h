@@ -1,6 +1,8 @@
-// The waiting-room engine: the narrow interface the server (and anything else that embeds
-// anteroom) talks to. ShardedEngine (sharded_engine.h) is the real one, lock-free on its hot
-// paths; storage/ wraps it to make it durable; tests/support/ has a one-mutex yardstick.
+// The waiting-room engine as whoever embeds anteroom holds it. Its parts say one thing each:
+// what visitors and operators ask (room_service.h, async writes only: all the server's routes
+// see), recovery (room_restore.h), the optional cluster view (cluster_view.h), and below, what
+// the embedding process runs. ShardedEngine (sharded_engine.h) is the real one, lock-free on
+// its hot paths; storage/ wraps it to make it durable; tests/support/ has a one-mutex yardstick.
 //
 // Thread safety: every method may be called from any thread at any time.
 //
@@ -35,6 +37,8 @@
 #include "engine/journal.h"
 #include "engine/latency_histogram.h"
 #include "engine/model.h"
+#include "engine/room_restore.h"
+#include "engine/room_service.h"
 #include "engine/status.h"
 
 namespace anteroom {
@@ -71,91 +75,43 @@ struct EngineStats {
   std::optional<LatencyHistogram> log_syncs;
 };
 
-// What a cluster node knows of its cluster: every node that reported lately (itself too).
-struct ClusterInfo {
-  struct Applied {
-    std::string room;
-    std::string stream_id;  // the last record applied ("ms-n" as Redis numbers it)
-    uint64_t records = 0;   // its record number (1, 2, ...)
-  };
-  struct Node {
-    std::string name;
-    int64_t heartbeat_ms = 0;         // wall clock of its last report
-    bool reachable = true;            // false: reported, but not within the lease time
-    std::vector<std::string> leases;  // rooms it decides for
-    std::vector<Applied> applied;
-  };
-  std::string self;
-  bool redis_reachable = false;
-  std::vector<Node> nodes;
-};
-
-class Engine {
+// The engine as the process that embeds it holds it: what visitors and operators ask
+// (room_service.h: the server's routes see only that), recovery (room_restore.h), and what
+// only one process needs: blocking writes, the lanes that run time-driven work, the push
+// hints, stats, durability. A cluster node adds its view of the cluster (cluster_view.h).
+class Engine : public RoomService, public RoomRestore {
  public:
-  virtual ~Engine() = default;
-
-  // Operator side.
+  // Blocking writes, for a caller that may wait (start-up, tools, tests, benchmarks): each
+  // is the async write of room_service.h answered on the caller's thread. A cluster node's
+  // wait for Redis while blocking; the server's routes use the async forms.
   virtual Status put_room(std::string_view room, const RoomConfig& config) = 0;
-  virtual Result<RoomInfo> room_info(std::string_view room) const = 0;
-  virtual std::vector<RoomInfo> rooms() const = 0;
   virtual Status delete_room(std::string_view room) = 0;
-  // Admits up to `count` of the next WAITING tickets (within capacity); returns how many.
   virtual Result<uint64_t> admit(std::string_view room, uint64_t count) = 0;
-  // Every WAITING ticket becomes LEFT (reason cleared); returns how many.
   virtual Result<uint64_t> clear(std::string_view room) = 0;
-
-  // Visitor side. A join naming a user who holds a live ticket returns that ticket
-  // (created false) and changes nothing; whether to hand it out is the caller's decision.
   virtual Result<JoinResult> join(std::string_view room, const JoinRequest& request) = 0;
   Result<JoinResult> join(std::string_view room, std::string_view user) {
     return join(room, JoinRequest{user, std::nullopt});
   }
-  // Status, counting as a heartbeat.
-  virtual Result<TicketView> status(std::string_view room, std::string_view ticket) = 0;
-  // Status without a heartbeat (for pushes the visitor did not ask for).
-  virtual Result<TicketView> peek(std::string_view room, std::string_view ticket) const = 0;
-  virtual Status heartbeat(std::string_view room, std::string_view ticket) = 0;
-  // peek() plus the ticket's user (for signing tokens). No heartbeat.
-  virtual Result<TicketDetail> describe(std::string_view room, std::string_view ticket) const = 0;
-  // Leaving an ended ticket is not an error: it returns the ticket as it is.
   virtual Result<TicketView> leave(std::string_view room, std::string_view ticket) = 0;
-
-  // Protected-service side: ALLOWED -> ACTIVE on first use; ACTIVE refreshes its session.
-  // kWrongState for a ticket that is WAITING or has ended.
   virtual Result<TicketDetail> activate(std::string_view room, std::string_view ticket) = 0;
-
-  // Recovery: creates `room` holding exactly these tickets. The room must not exist yet.
-  // `tickets` are in ascending seq order; a sequence number missing from it (a join that
-  // claimed its place but was never recorded) becomes an ended ticket that admission
-  // passes. WAITING and ACTIVE tickets count as seen now (the server was down: nobody
-  // could heartbeat). Ids stay valid only if the engine has the same id_key as before.
-  virtual Status restore_room(std::string_view room, const RoomConfig& config,
-                              const std::vector<RestoredTicket>& tickets) = 0;
-
-  // What the server checks before a join (model.h's JoinRules), read without copying the
-  // room's configuration: a join's hot path.
-  virtual Result<JoinRules> join_rules(std::string_view room) const {
-    auto info = room_info(room);
-    if (!info.is_ok()) return info.status();
-    return JoinRules{info->config.ip_joins_per_minute, info->config.pow_difficulty,
-                     info->config.trust_user};
-  }
-  // The room's last draw (model.h's DrawInfo), once one happened; kWrongState before.
-  // Engines without events say kInvalidArgument.
-  virtual Result<DrawInfo> draw(std::string_view room) const {
-    (void)room;
-    return Status(Code::kInvalidArgument, "this engine has no events");
-  }
-  // Recovery, after restore_room: the draw the room kept, as draw() told it.
-  virtual Status restore_draw(std::string_view room, const DrawInfo& draw) {
-    (void)room;
-    (void)draw;
-    return Status(Code::kInvalidArgument, "this engine has no events");
+  virtual Result<SnapshotInfo> snapshot() {
+    return Status(Code::kUnavailable, "persistence is off");
   }
 
-  // The room's live tickets (WAITING, ALLOWED, ACTIVE) in seq order, as restore_room takes
-  // them: what a snapshot stores. Ended tickets are left out (a snapshot forgets them).
-  virtual Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const = 0;
+  // The async writes of room_service.h, by default the blocking ones answered at once (a
+  // join once its record is durable: when_durable). An engine whose writes take a round
+  // trip overrides them; a decorator forwards them as themselves (forwarding_engine.h).
+  void join_async(std::string_view room, const JoinRequest& request,
+                  Then<JoinResult> then) override;
+  void leave_async(std::string_view room, std::string_view ticket, Then<TicketView> then) override;
+  void activate_async(std::string_view room, std::string_view ticket,
+                      Then<TicketDetail> then) override;
+  void admit_async(std::string_view room, uint64_t count, Then<uint64_t> then) override;
+  void clear_async(std::string_view room, Then<uint64_t> then) override;
+  void put_room_async(std::string_view room, const RoomConfig& config,
+                      std::function<void(Status)> then) override;
+  void delete_room_async(std::string_view room, std::function<void(Status)> then) override;
+  void snapshot_async(Then<SnapshotInfo> then) override;
 
   // Owner work that is due now: admission, expiry, events' phases, in every room something
   // is due in or a write woke. It comes in lanes() lanes (the sharded engine's shards), each
@@ -192,19 +148,6 @@ class Engine {
   // rooms, and of one room changed by different threads, may come in any order.
   virtual size_t poll_events(std::vector<Event>& out, size_t max) = 0;
   virtual EngineStats stats() const = 0;
-  // The clock every timer of the engine reads; whoever embeds the engine uses it too.
-  virtual const Clock& clock() const = 0;
-  // Compacts what the engine stores (a snapshot replacing its log). An engine that stores
-  // nothing has nothing to compact.
-  struct SnapshotInfo {
-    uint64_t bytes_before = 0, bytes_after = 0, tickets = 0;
-  };
-  virtual Result<SnapshotInfo> snapshot() {
-    return Status(Code::kUnavailable, "persistence is off");
-  }
-
-  // Whether the engine can still take writes; an engine that stores nothing always can.
-  virtual Status health() const { return Status::ok(); }
   // Calls `done` once what a join reported in JoinResult::durable_at is stored (with an
   // error if it cannot be). Never blocks; `done` may run on another thread, or at once.
   virtual void when_durable(uint64_t position, std::function<void(Status)> done) {
@@ -212,32 +155,6 @@ class Engine {
     auto call = std::move(done);  // nothing is stored: done at once
     call(Status::ok());
   }
-
-  // Writes answered when they are done: `then` runs exactly once, on any thread, perhaps
-  // before the call returns. An engine whose writes take a round trip (a cluster node waits
-  // for its record to come back from Redis) answers later without holding the caller's
-  // thread; the others answer at once, a join only once it is durable (when_durable).
-  template <typename T>
-  using Then = std::function<void(Result<T>)>;
-  virtual void join_async(std::string_view room, const JoinRequest& request, Then<JoinResult> then);
-  virtual void leave_async(std::string_view room, std::string_view ticket, Then<TicketView> then);
-  virtual void activate_async(std::string_view room, std::string_view ticket,
-                              Then<TicketDetail> then);
-  virtual void admit_async(std::string_view room, uint64_t count, Then<uint64_t> then);
-  virtual void clear_async(std::string_view room, Then<uint64_t> then);
-  virtual void put_room_async(std::string_view room, const RoomConfig& config,
-                              std::function<void(Status)> then);
-  virtual void delete_room_async(std::string_view room, std::function<void(Status)> then);
-
-  // A ticket this copy of the room may not have seen yet (a cluster node behind the node
-  // that answered the ticket's join): returns true and calls `done` (any thread) once this
-  // copy has caught up with the room as it stands now, or gave up; then look again. Returns
-  // false, never calling `done`, when there is nothing to wait for.
-  virtual bool when_caught_up(std::string_view room, std::string_view ticket,
-                              std::function<void()> done);
-
-  // A cluster node's view of its cluster (GET /v1/cluster); none for a lone engine.
-  virtual std::optional<ClusterInfo> cluster_info() const { return std::nullopt; }
 
  protected:
   // Answers a join once this engine's when_durable says its record is stored: at once for a

@@ -1,6 +1,7 @@
 // An Engine that passes every call to another one: the base of decorators (storage's
-// persistent engine) that change a few calls and keep the rest. Every virtual method is
-// forwarded, the async writes to the inner engine's async writes
+// persistent engine) that change a few calls and keep the rest. Every virtual method of
+// Engine and of the interfaces it is made of (room_service.h, room_restore.h) is forwarded,
+// the async writes to the inner engine's async writes, the cluster view to the inner one's
 // (tests/engine/forwarding_engine_test.cc fails when one is not).
 //
 // Thread safety: as the engine it wraps.
@@ -111,7 +112,8 @@ class ForwardingEngine : public Engine {
                       std::function<void()> done) override {
     return inner_->when_caught_up(room, t, std::move(done));
   }
-  std::optional<ClusterInfo> cluster_info() const override { return inner_->cluster_info(); }
+  void snapshot_async(Then<SnapshotInfo> then) override { inner_->snapshot_async(std::move(then)); }
+  const ClusterView* cluster_view() const override { return inner_->cluster_view(); }
 
  protected:
   Engine& inner() const { return *inner_; }

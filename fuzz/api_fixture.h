@@ -33,6 +33,7 @@ class ApiFixture {
     e.id_key = std::array<uint64_t, 2>{1, 2};  // the same ticket ids on every run
     e.wall_minus_engine_ms = int64_t{1'767'225'600'000} - clock_->now_ms();  // 2026-01-01
     engine_ = make_sharded_engine(e);
+    metrics_.read_engine(engine_.get());
     api_ = std::make_unique<Api>(*engine_, tokens_, metrics_, options_, kAdminKey);
   }
 

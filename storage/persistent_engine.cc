@@ -55,7 +55,10 @@ class PersistentEngine final : private LogParts, public ForwardingEngine {
     inner().run_lane(lane);
     snapshots_.maybe_start();  // any lane's pass may be the one after the log grew enough
   }
+  // Both forms, as join's: the forwarded async one would ask the inner engine, which
+  // stores nothing.
   Result<SnapshotInfo> snapshot() override { return snapshots_.snapshot(); }
+  void snapshot_async(Then<SnapshotInfo> then) override { then(snapshots_.snapshot()); }
   Status health() const override { return log->health(); }
   EngineStats stats() const override {
     EngineStats s = inner().stats();

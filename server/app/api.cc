@@ -52,7 +52,7 @@ unsigned poll_after_ms(const TicketView& v) {
 
 }  // namespace
 
-Api::Api(Engine& engine, const TokenSigner& tokens, Metrics& metrics, const Options& options,
+Api::Api(RoomService& engine, const TokenSigner& tokens, Metrics& metrics, const Options& options,
          std::string admin_key, const PushHub* hub)
     : engine_(engine),
       tokens_(tokens),
@@ -319,7 +319,7 @@ ApiResponse Api::probe_route(bool ready_probe) const {
     return error_response(503, "not_ready", "the server is shutting down");
   }
   if (Status st = engine_.health(); !st.is_ok()) {
-    const char* code = engine_.cluster_info() ? "redis_unreachable" : "storage_failed";
+    const char* code = engine_.cluster_view() != nullptr ? "redis_unreachable" : "storage_failed";
     return error_response(503, code, st.message());
   }
   r.body = R"({"ready":true})";
@@ -329,7 +329,7 @@ ApiResponse Api::probe_route(bool ready_probe) const {
 ApiResponse Api::metrics_route() const {
   ApiResponse r;
   r.content_type = "text/plain; version=0.0.4";
-  r.body = metrics_.render(engine_, options_.room_metrics);
+  r.body = metrics_.render(options_.room_metrics);
   return r;
 }
 

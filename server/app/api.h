@@ -21,7 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/engine.h"
+#include "engine/cluster_view.h"
+#include "engine/room_service.h"
 #include "server/app/join_limiter.h"
 #include "server/app/keys.h"
 #include "server/app/metrics.h"
@@ -102,7 +103,7 @@ class Api {
  public:
   // Times come from the engine's clock (admission times are on it).
   // `hub` (may be null) tells how many streams watch a ticket (--max-streams-per-ticket).
-  Api(Engine& engine, const TokenSigner& tokens, Metrics& metrics, const Options& options,
+  Api(RoomService& engine, const TokenSigner& tokens, Metrics& metrics, const Options& options,
       std::string admin_key, const class PushHub* hub = nullptr);
 
   ApiResponse handle(const ApiRequest& req) const;
@@ -138,8 +139,9 @@ class Api {
   std::string token_for(std::string_view room, const TicketView& v) const;
   // Joins and counts the join (the engine admits at once where a slot is free). A user's
   // existing ticket comes back with created false: hand it out only if proves_user().
-  // `then` runs once the join is durable (Engine::join_async).
-  void join(std::string_view room, const JoinRequest& request, Engine::Then<JoinResult> then) const;
+  // `then` runs once the join is durable (RoomService::join_async).
+  void join(std::string_view room, const JoinRequest& request,
+            RoomService::Then<JoinResult> then) const;
   // Whether the joiner is the visitor who holds `user`'s place: the ticket's key, a user
   // assertion signed with --user-secret, or a room that trusts names (trust_user).
   bool proves_user(std::string_view room, const std::string& user, const UserProof& proof,
@@ -156,12 +158,13 @@ class Api {
   // A ticket bound to a key (key_sha256 at join) counts only with that key: one of `keys`
   // (the gate's key cookies, verify's "key") must hash to it, else kKeyRequired's refusal.
   void use_token(std::string_view room, std::string_view token,
-                 const std::vector<std::string>& keys, Engine::Then<TicketDetail> then) const;
+                 const std::vector<std::string>& keys, RoomService::Then<TicketDetail> then) const;
   // use_token with a token already verified.
   void use_claims(std::string_view room, const TokenClaims& claims,
-                  const std::vector<std::string>& keys, Engine::Then<TicketDetail> then) const;
+                  const std::vector<std::string>& keys, RoomService::Then<TicketDetail> then) const;
 
-  Engine& engine() const { return engine_; }
+  // All the routes see of the engine: reads, and writes answered when done.
+  RoomService& engine() const { return engine_; }
   // Whether one more stream may watch this ticket (--max-streams-per-ticket).
   bool stream_allowed(std::string_view room, std::string_view ticket) const;
   // Wall-clock time read from the engine's clock (so tests that move the engine's clock move
@@ -233,7 +236,7 @@ class Api {
   bool allowed(const ApiRequest& req, Auth auth) const;
   ApiResponse unauthorized() const;
 
-  Engine& engine_;
+  RoomService& engine_;
   const TokenSigner& tokens_;
   Metrics& metrics_;
   const Options& options_;

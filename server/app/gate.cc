@@ -66,7 +66,8 @@ AdmissionParts split_admission(std::string_view value) {
 }
 
 void Api::use_token(std::string_view room, std::string_view token,
-                    const std::vector<std::string>& keys, Engine::Then<TicketDetail> then) const {
+                    const std::vector<std::string>& keys,
+                    RoomService::Then<TicketDetail> then) const {
   TokenError why = TokenError::kMalformed;
   auto claims = tokens_.verify(token, room, now_ms() / 1000, &why);
   if (!claims) return then(Status(Code::kInvalidArgument, token_error_text(why)));
@@ -74,7 +75,8 @@ void Api::use_token(std::string_view room, std::string_view token,
 }
 
 void Api::use_claims(std::string_view room, const TokenClaims& claims,
-                     const std::vector<std::string>& keys, Engine::Then<TicketDetail> then) const {
+                     const std::vector<std::string>& keys,
+                     RoomService::Then<TicketDetail> then) const {
   // Bound admissions: the token's cnf, and the ticket's own key (a token from before the
   // binding cannot shed it), checked before the ticket is touched, so a copied token used
   // without its key changes nothing.

@@ -104,7 +104,7 @@ bool Api::proves_user(std::string_view room, const std::string& user, const User
 }
 
 void Api::join(std::string_view room, const JoinRequest& request,
-               Engine::Then<JoinResult> then) const {
+               RoomService::Then<JoinResult> then) const {
   engine_.join_async(room, request, [this, then = std::move(then)](Result<JoinResult> r) {
     if (r.is_ok()) metrics_.joined(r->created);
     then(std::move(r));

@@ -129,7 +129,7 @@ void Metrics::render_connections(Text& t) const {
 // syncs take.
 void Metrics::render_storage(Text& t, const Engine& engine, const EngineStats& stats) {
   const int up = engine.health().is_ok() ? 1 : 0;
-  if (engine.cluster_info()) {
+  if (engine.cluster_view() != nullptr) {
     t.head("anteroom_redis_up", "gauge", "1 while this cluster node reaches Redis, else 0.");
     t.add("anteroom_redis_up %d\n", up);
   } else {
@@ -199,6 +199,15 @@ bool admits_on_its_own(const RoomConfig& c) {
 }
 
 }  // namespace
+
+std::string Metrics::render(bool per_room) const {
+  if (engine_ != nullptr) return render(*engine_, per_room);
+  Text t;
+  render_requests(t);
+  render_connections(t);
+  render_tokens(t);
+  return std::move(t.out);
+}
 
 std::string Metrics::render(const Engine& engine, bool per_room) const {
   Text t;

@@ -73,8 +73,14 @@ class Metrics {
   // owned; it must outlive the metrics' renders). Until set, the series is left out.
   void count_signatures_of(const class TokenSigner* tokens) { tokens_ = tokens; }
 
+  // The engine whose line, storage and rooms render(per_room) reports (not owned; it must
+  // outlive the metrics' renders). The routes see only the RoomService part of an engine;
+  // the process that holds the whole one sets it here. Until set, those series are left out.
+  void read_engine(const Engine* engine) { engine_ = engine; }
+
   // `per_room`: also the series per room (their labels are room names).
   std::string render(const Engine& engine, bool per_room = true) const;
+  std::string render(bool per_room) const;
 
  private:
   struct Text;  // the text being rendered
@@ -105,6 +111,7 @@ class Metrics {
   std::atomic<uint64_t> joins_new_{0}, joins_existing_{0};
   std::array<std::atomic<int64_t>, static_cast<size_t>(ConnKind::kCount)> open_{};
   const class TokenSigner* tokens_ = nullptr;
+  const Engine* engine_ = nullptr;
   std::atomic<uint64_t> dropped_slow_{0}, refused_{0}, accept_backoffs_{0};
   std::atomic<uint64_t> access_log_queue_full_{0}, access_log_write_failed_{0};
   std::atomic<uint64_t> access_log_reopen_failed_{0};

@@ -57,7 +57,7 @@ ApiResponse Api::put_room(std::string_view room, std::string_view body) const {
 namespace {
 
 // {"<what>": n} from a count, or the engine's error.
-Engine::Then<uint64_t> counted(const char* what, Respond respond) {
+RoomService::Then<uint64_t> counted(const char* what, Respond respond) {
   return [what, respond = std::move(respond)](const Result<uint64_t>& n) {
     if (!n.is_ok()) return respond(engine_error(n.status()));
     ApiResponse res;
@@ -156,12 +156,13 @@ ApiResponse Api::clear_route(std::string_view room) const {
 }
 
 ApiResponse Api::cluster_route() const {
-  auto info = engine_.cluster_info();
-  if (!info) {
+  const ClusterView* cluster = engine_.cluster_view();
+  if (cluster == nullptr) {
     return error_response(404, "not_clustered", "this server runs alone (start it with --cluster)");
   }
+  const ClusterInfo info = cluster->cluster_info();
   json::array nodes;
-  for (const ClusterInfo::Node& n : info->nodes) {
+  for (const ClusterInfo::Node& n : info.nodes) {
     json::object o;
     o["name"] = n.name;
     o["heartbeat_ms"] = n.heartbeat_ms;
@@ -177,8 +178,8 @@ ApiResponse Api::cluster_route() const {
     nodes.push_back(std::move(o));
   }
   json::object out;
-  out["self"] = info->self;
-  out["redis_reachable"] = info->redis_reachable;
+  out["self"] = info.self;
+  out["redis_reachable"] = info.redis_reachable;
   out["nodes"] = std::move(nodes);
   ApiResponse res;
   res.body = json::serialize(out);
@@ -186,17 +187,21 @@ ApiResponse Api::cluster_route() const {
 }
 
 ApiResponse Api::snapshot_route() const {
-  auto info = engine_.snapshot();
-  if (!info.is_ok()) {
-    unsigned code = options_.persistence ? 503 : 409;
-    return error_response(code, options_.persistence ? "snapshot_failed" : "persistence_off",
-                          info.status().message());
-  }
-  ApiResponse r;
-  r.body = R"({"bytes_before":)" + std::to_string(info->bytes_before) + R"(,"bytes_after":)" +
-           std::to_string(info->bytes_after) + R"(,"tickets":)" + std::to_string(info->tickets) +
-           "}";
-  return r;
+  return answer_when([this](const Respond& respond) {
+    engine_.snapshot_async([this, respond](const Result<RoomService::SnapshotInfo>& info) {
+      if (!info.is_ok()) {
+        const unsigned code = options_.persistence ? 503 : 409;
+        return respond(error_response(code,
+                                      options_.persistence ? "snapshot_failed" : "persistence_off",
+                                      info.status().message()));
+      }
+      ApiResponse r;
+      r.body = R"({"bytes_before":)" + std::to_string(info->bytes_before) + R"(,"bytes_after":)" +
+               std::to_string(info->bytes_after) + R"(,"tickets":)" +
+               std::to_string(info->tickets) + "}";
+      respond(std::move(r));
+    });
+  });
 }
 
 }  // namespace anteroom

@@ -31,6 +31,7 @@ struct Server::Impl {
     api.set_pow_key(hmac_sha256(secret, "anteroom proof-of-work key"));
     api.set_dashboard(&dashboard);
     metrics.count_signatures_of(&tokens);
+    metrics.read_engine(engine.get());
     ctx.dashboard = &dashboard;
     // Lane i on thread i (mod threads): the lanes' passes run side by side.
     std::vector<std::shared_ptr<LanePump::Wake>> wakes;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/clock.h"
+#include "engine/cluster_view.h"
 #include "engine/fair_draw.h"
 #include "engine/forwarding_engine.h"
 #include "engine/sharded_engine.h"
@@ -17,10 +18,7 @@ class StagedEngine : public ForwardingEngine {
  public:
   StagedEngine() : ForwardingEngine(make_sharded_engine()) {}
   Status health() const override { return health_; }
-  std::optional<ClusterInfo> cluster_info() const override {
-    if (!cluster_) return std::nullopt;
-    return ClusterInfo{};
-  }
+  const ClusterView* cluster_view() const override { return cluster_ ? &view_ : nullptr; }
   EngineStats stats() const override {
     EngineStats s = inner().stats();
     s.log_syncs = syncs_;
@@ -29,6 +27,9 @@ class StagedEngine : public ForwardingEngine {
   Status health_;
   bool cluster_ = false;
   std::optional<LatencyHistogram> syncs_;
+  struct View final : ClusterView {
+    ClusterInfo cluster_info() const override { return {}; }
+  } view_;
 };
 
 bool has(const std::string& text, const std::string& line) {
