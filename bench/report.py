@@ -41,8 +41,9 @@ def rate(b):
 
 
 def key(b):
-    # BM_Status/0/1000/real_time/threads:2 -> (BM_Status, 1000, 2)
-    parts = b["run_name"].split("/")
+    # BM_Status/0/1000/real_time/threads:2 -> (BM_Status, 1000, 2). The token and
+    # proof-of-work benchmarks (BM_TokenSign/0, BM_PowCheck) have no size: "" stands for it.
+    parts = b["run_name"].split("/") + ["", ""]
     threads = 1
     for p in parts:
         if p.startswith("threads:"):

@@ -97,6 +97,18 @@ try {
   await ko.goto(base + "/wait/hangul");
   await ko.waitForFunction(() => document.body.textContent.includes("나의 대기 순번"), null, { timeout: 10000 });
   pass("a Korean browser gets the Korean page");
+
+  // No room of that name: the page says so (heading and tab title alike), shows no place
+  // and offers no notification, rather than "You are in line" over a retry message.
+  const none = await (await browser.newContext({ locale: "en-US" })).newPage();
+  await none.goto(base + "/wait/nosuchroom");
+  await none.waitForFunction(() => (document.getElementById("message")?.textContent || "").includes("no waiting room"),
+    null, { timeout: 10000 });
+  const said = await none.evaluate(() => [document.getElementById("title").textContent, document.title,
+    document.getElementById("position").textContent, document.getElementById("notify").hidden]);
+  if (said[0] !== "Closed" || said[1] !== "Closed") fail("heading and tab title: " + said.slice(0, 2));
+  if (said[2] !== "-" || said[3] !== true) fail("a place or the notify button shows: " + said.slice(2));
+  pass("a room that does not exist is said so, in the heading and the tab title");
   console.log(`browser: ${passed} passed, 0 failed`);
 } catch (e) {
   console.error("FAIL: " + e.message);

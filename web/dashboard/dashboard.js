@@ -81,7 +81,10 @@ function show(board) {
   $('login').hidden = board;
   $('board').hidden = !board;
   $('logout').hidden = !board;
-  if (!board) $('conn').textContent = '';
+  if (!board) {  // no feed: no state to show (the dot is drawn from the class)
+    $('conn').textContent = '';
+    $('conn').className = '';
+  }
 }
 function connected(on) {
   const c = $('conn');

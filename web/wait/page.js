@@ -8,6 +8,7 @@ const POW_WORKER = CONFIG.powWorker;
 const $ = (id) => document.getElementById(id);
 const key = (k) => "anteroom:" + ROOM + ":" + k;
 $("title").textContent = T.title; $("label").textContent = T.position;
+$("progress").parentElement.setAttribute("aria-label", T.progress);
 $("ahead-label").textContent = T.ahead; $("eta-label").textContent = T.eta;
 $("retry").textContent = T.retry; $("message").textContent = T.joining;
 if (T.logo) { $("logo").src = T.logo; $("logo").hidden = false; }
@@ -67,6 +68,11 @@ if (window.Notification && Notification.permission === "default") {
   $("notify").textContent = T.notify;
   $("notify").onclick = () => Notification.requestPermission().then(() => { $("notify").hidden = true; });
 }
+// The heading and the tab's title say the same.
+function heading(text) {
+  $("title").textContent = text;
+  document.title = text;
+}
 function show(s) {
   document.body.dataset.status = s.status;
   if (s.ref) $("ref").textContent = T.ref + s.ref;
@@ -114,8 +120,7 @@ function show(s) {
   if ((s.status === "ALLOWED" || s.status === "ACTIVE") && s.token) {
     done = true;
     callVisitor();
-    document.title = T.turnTitle;
-    $("title").textContent = T.turnTitle;
+    heading(T.turnTitle);
     $("notify").hidden = true;  // nothing left to be told of
     $("position").textContent = "✓";
     $("ahead").textContent = "0";
@@ -138,7 +143,7 @@ function show(s) {
   $("position").textContent = "-";
   $("ahead").textContent = "-";
   $("eta").textContent = "-";
-  $("title").textContent = T.endedTitle;
+  heading(T.endedTitle);
   $("message").textContent = T.ended;
   $("retry").hidden = false;
 }
@@ -246,21 +251,23 @@ async function join() {
     }
     if (!r.ok) {  // no place: said in the page's language, and tried again later
       const code = s.error && s.error.code;
-      const said = {room_closed: T.closed, room_full: T.full, rate_limited: T.rateLimited}[code];
+      const said = {room_closed: T.closed, room_full: T.full, rate_limited: T.rateLimited,
+        room_not_found: T.noRoom}[code];
+      const closed = code === "room_closed" || code === "room_not_found";
       if (said) {
-        document.body.dataset.phase = code === "room_closed" ? "closed" : "refused";
+        document.body.dataset.phase = closed ? "closed" : "refused";
         $("position").textContent = "-";
         $("ahead").textContent = "-";
         $("eta").textContent = "-";
-        $("title").textContent = code === "room_closed" ? T.closedTitle : T.notInLine;
+        heading(closed ? T.closedTitle : T.notInLine);
         $("notify").hidden = true;
       }
       $("message").textContent = said || T.failed;
       const after = Math.max(5, Number(r.headers.get("Retry-After")) || 0);
-      timer = setTimeout(join, code === "room_closed" ? 30000 : Math.min(after, 300) * 1000);
+      timer = setTimeout(join, closed ? 30000 : Math.min(after, 300) * 1000);
       return;
     }
-    $("title").textContent = T.title;  // in line (again)
+    heading(T.title);  // in line (again)
     localStorage.setItem(key("ticket"), s.ticket);
     show(s);
     if (s.status === "WAITING") listen(s.ticket);
