@@ -180,6 +180,12 @@ class Room {
     return env_.replica ? applying_at_ms_.load(std::memory_order_relaxed) : env_.clock.now_ms();
   }
   uint32_t now_tick() const { return tick(now_ms()); }
+  // now_tick() for a visitor's stamp (a join, a heartbeat, a use): the clock read cheaply
+  // (Clock::coarse_ms), at most a tick behind.
+  uint32_t visitor_tick() const {
+    return tick(env_.replica ? applying_at_ms_.load(std::memory_order_relaxed)
+                             : env_.clock.coarse_ms());
+  }
   int64_t tick_to_ms(uint32_t t) const { return epoch_ms_ + int64_t{t} * 100; }
   // Runs f under the owner lock as of `at_ms` (replica side).
   template <typename F>

@@ -52,7 +52,7 @@ Result<std::pair<uint64_t, uint64_t>> Room::publish_new(const TicketExtra* extra
   const Tag tag = given != nullptr ? *given : random_tag();
   std::memcpy(s.tag, tag.data(), sizeof(s.tag));
   s.extra = extra;
-  s.last_seen = now_tick();
+  s.last_seen = visitor_tick();
   // Told before it is published, so the join precedes every later change of this ticket
   // in the journal: nobody can change a ticket they cannot see.
   uint64_t durable_at = 0;
@@ -205,7 +205,7 @@ Result<TicketView> Room::status(std::string_view id, bool heartbeat) {
     // Relaxed: last_seen is a lone timestamp; the owner tolerates reading it late. Skip the
     // store when unchanged so polling does not keep dirtying the slot's cache line.
     std::atomic_ref<uint32_t> seen(s->last_seen);
-    uint32_t t = now_tick();
+    uint32_t t = visitor_tick();
     if (seen.load(std::memory_order_relaxed) != t) seen.store(t, std::memory_order_relaxed);
   }
   return view_of(seq, *s, packed, id);
@@ -307,7 +307,7 @@ Result<TicketDetail> Room::activate_slot(uint64_t seq, Slot& s, std::string_view
     }
     // Refresh first: the owner's idle check reads last_seen after seeing ACTIVE (acquire),
     // so a fresh session is never expired on the old timestamp.
-    seen.store(now_tick(), std::memory_order_relaxed);
+    seen.store(visitor_tick(), std::memory_order_relaxed);
     if (st == TicketState::kActive) break;
     const uint8_t active = pack_state(TicketState::kActive, EndReason::kNone);
     if (cas_state(s, packed, active)) {
