@@ -33,7 +33,8 @@ void Node::join_async(std::string_view room, const JoinRequest& request, Then<Jo
   if (!request.user.empty() && !valid_user(request.user)) {
     return then(Status(Code::kInvalidArgument, kUserRule));
   }
-  op::Join j{random_tag(), std::string(request.user), request.key_hash, std::nullopt};
+  op::Join j{random_tag(), std::string(request.user), request.key_hash, std::nullopt,
+             request.lane, request.probation_s};
   post([this, room = std::string(room), j = std::move(j), then = std::move(then)]() mutable {
     if (!up_) return then(unreachable());
     if (!replica_->room_info(room).is_ok()) {

@@ -15,6 +15,8 @@ using codec::zigzag;
 
 constexpr uint64_t kVersion = 2;
 constexpr uint64_t kOldestVersion = 1;  // snapshots before events (no draw)
+// Snapshots: 3 adds each ticket's lane and probation, and the lanes' last turn.
+constexpr uint64_t kSnapshotVersion = 3;
 constexpr uint64_t kMaxReason = static_cast<uint64_t>(EndReason::kCleared);
 
 void put_key(std::string* out, const std::optional<KeyHash>& key) {
@@ -82,7 +84,7 @@ Result<Record> decode_record(std::string_view bytes) {
 std::string encode_snapshot(const Snapshot& s) {
   std::string out;
   const RoomImage& img = s.image;
-  put_varint(&out, kVersion);
+  put_varint(&out, kSnapshotVersion);
   put_varint(&out, s.records);
   put_string(&out, s.stream_id);
   codec::put_room_config(&out, img.config);
@@ -105,6 +107,8 @@ std::string encode_snapshot(const Snapshot& s) {
     put_varint(&out, static_cast<uint8_t>(t.reason));
     put_varint(&out, zigzag(t.admitted_at_ms));
     put_varint(&out, zigzag(t.seen_at_ms));
+    put_varint(&out, t.lane);
+    put_varint(&out, t.probation_s);
   }
   put_varint(&out, img.draw ? 1 : 0);
   if (img.draw) {
@@ -116,6 +120,12 @@ std::string encode_snapshot(const Snapshot& s) {
       for (int b = 7; b >= 0; --b) out.push_back(static_cast<char>(ref >> (8 * b)));
     }
   }
+  const LaneSchedule::Turn& turn = img.lanes_turn;
+  put_varint(&out, turn.taken ? 1 : 0);
+  if (turn.taken) {
+    put_varint(&out, turn.lane);
+    put_varint(&out, turn.k);
+  }
   return out;
 }
 
@@ -125,7 +135,7 @@ Result<Snapshot> decode_snapshot(std::string_view bytes) {
   RoomImage& img = s.image;
   RoomCounters& c = img.counters;
   uint64_t version = 0, n = 0;
-  if (!in.varint(&version) || version < kOldestVersion || version > kVersion ||
+  if (!in.varint(&version) || version < kOldestVersion || version > kSnapshotVersion ||
       !in.varint(&s.records) || !in.string(&s.stream_id) ||
       !codec::read_room_config(in, &img.config, false) || !in.signed_number(&img.epoch_ms) ||
       !in.varint(&img.next_seq)) {
@@ -147,7 +157,10 @@ Result<Snapshot> decode_snapshot(std::string_view bytes) {
         !in.number(&state) || !in.number(&reason) || !in.signed_number(&t.admitted_at_ms) ||
         !in.signed_number(&t.seen_at_ms) || state < static_cast<uint8_t>(TicketState::kWaiting) ||
         state > static_cast<uint8_t>(TicketState::kActive) || reason > kMaxReason ||
-        (i > 0 && delta == 0) || (!t.user.empty() && !valid_user(t.user))) {
+        (i > 0 && delta == 0) || (!t.user.empty() && !valid_user(t.user)) ||
+        (version >= 3 &&
+         (!in.number(&t.lane) || t.lane > JoinRequest::kLastLane || !in.number(&t.probation_s) ||
+          t.probation_s > JoinRequest::kMaxProbation))) {
       return damaged("snapshot ticket");
     }
     last += delta;
@@ -171,6 +184,15 @@ Result<Snapshot> decode_snapshot(std::string_view bytes) {
       for (uint8_t x : b) ref = (ref << 8) | x;
     }
     img.draw = std::move(d);
+  }
+  uint64_t taken = 0;
+  if (version >= 3 && (!in.varint(&taken) || taken > 1)) return damaged("snapshot lanes");
+  if (taken == 1) {
+    LaneSchedule::Turn& turn = img.lanes_turn;
+    turn.taken = true;
+    if (!in.number(&turn.lane) || turn.lane >= LaneSchedule::kMaxLanes || !in.varint(&turn.k)) {
+      return damaged("snapshot lanes");
+    }
   }
   if (!in.done()) return damaged("snapshot (bytes left over)");
   if (!valid_stream_id(s.stream_id)) return damaged("snapshot stream id");

@@ -65,7 +65,60 @@ enum RoomField : uint64_t {
   kEventStartSeq = 23,
   kPage = 30,   // a length-prefixed string, not a varint
   kParts = 31,  // which parts a put sets (cluster records; absent: all)
+  // Length-prefixed strings too:
+  kGate = 32,    // RoomConfig::gate as it is
+  kLanes = 33,   // the lanes' weights, each a varint
+  kPasses = 34,  // the passes (put_passes), then passes_prune_before_ms (zigzag varint)
 };
+
+// Fields held as strings (put_room_config writes them after the varint ones).
+bool string_field(uint64_t field) {
+  return field == kPage || field == kGate || field == kLanes || field == kPasses;
+}
+
+void put_passes(std::string* out, const RoomConfig& c) {
+  std::string p;
+  put_varint(&p, c.passes.size());
+  for (const RoomConfig::Pass& x : c.passes) {
+    put_string(&p, x.id);
+    put_string(&p, x.label);
+    put_varint(&p, zigzag(x.expires_at_ms));
+    put_varint(&p, x.uses);
+    put_varint(&p, x.revoked ? 1 : 0);
+  }
+  put_varint(&p, zigzag(c.passes_prune_before_ms));
+  put_string(out, p);
+}
+
+bool read_passes(std::string_view bytes, RoomConfig* c) {
+  Reader in(bytes);
+  uint64_t n = 0, prune = 0;
+  if (!in.varint(&n) || n > RoomConfig::kMaxPasses) return false;
+  c->passes.resize(n);
+  for (RoomConfig::Pass& x : c->passes) {
+    uint64_t at = 0, revoked = 0;
+    if (!in.string(&x.id) || !in.string(&x.label) || !in.varint(&at) || !in.number(&x.uses) ||
+        !in.varint(&revoked) || revoked > 1) {
+      return false;
+    }
+    x.expires_at_ms = unzigzag(at);
+    x.revoked = revoked == 1;
+  }
+  if (!in.varint(&prune) || !in.done()) return false;
+  c->passes_prune_before_ms = unzigzag(prune);
+  return true;
+}
+
+bool read_lanes(std::string_view bytes, RoomConfig* c) {
+  Reader in(bytes);
+  c->lanes.clear();
+  while (!in.done()) {
+    uint32_t w = 0;
+    if (!in.number(&w) || c->lanes.size() >= 64) return false;
+    c->lanes.push_back(w);
+  }
+  return true;
+}
 
 uint64_t nonce_word(const RoomEvent& e, int i) {
   uint64_t w = 0;
@@ -170,7 +223,9 @@ void put_room_config(std::string* out, const RoomConfig& c) {
     if (e.admit_per_second) fields.emplace_back(kEventAdmitPerSecond, *e.admit_per_second);
     if (e.mode) fields.emplace_back(kEventMode, static_cast<uint64_t>(*e.mode));
   }
-  put_varint(out, fields.size() + (c.page.empty() ? 0 : 1));  // numbered fields follow
+  const bool passes = !c.passes.empty() || c.passes_prune_before_ms != 0;
+  put_varint(out, fields.size() + (c.page.empty() ? 0 : 1) + (c.gate.empty() ? 0 : 1) +
+                      (c.lanes.empty() ? 0 : 1) + (passes ? 1 : 0));  // numbered fields follow
   for (const auto& [field, value] : fields) {
     put_varint(out, field);
     put_varint(out, value);
@@ -178,6 +233,20 @@ void put_room_config(std::string* out, const RoomConfig& c) {
   if (!c.page.empty()) {
     put_varint(out, kPage);
     put_string(out, c.page);
+  }
+  if (!c.gate.empty()) {
+    put_varint(out, kGate);
+    put_string(out, c.gate);
+  }
+  if (!c.lanes.empty()) {
+    std::string w;
+    for (uint32_t x : c.lanes) put_varint(&w, x);
+    put_varint(out, kLanes);
+    put_string(out, w);
+  }
+  if (passes) {
+    put_varint(out, kPasses);
+    put_passes(out, c);
   }
 }
 
@@ -196,8 +265,17 @@ bool read_room_config(Reader& in, RoomConfig* c, bool numbered_optional) {
   for (uint64_t i = 0; i < fields; ++i) {
     uint64_t field = 0, value = 0;
     if (!in.varint(&field)) return false;
-    if (field == kPage) {
-      if (!in.string(&c->page) || c->page.size() > RoomConfig::kMaxPageBytes) return false;
+    if (string_field(field)) {
+      std::string s;
+      if (!in.string(&s)) return false;
+      if (field == kPage && s.size() <= RoomConfig::kMaxPageBytes) {
+        c->page = std::move(s);
+      } else if (field == kGate && s.size() <= RoomConfig::kMaxGateBytes) {
+        c->gate = std::move(s);
+      } else if (!(field == kLanes && read_lanes(s, c)) &&
+                 !(field == kPasses && read_passes(s, c))) {
+        return false;
+      }
       continue;
     }
     if (!in.varint(&value) || !read_field(field, value, c)) return false;

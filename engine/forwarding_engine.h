@@ -60,6 +60,12 @@ class ForwardingEngine : public Engine {
   Result<JoinRules> join_rules(std::string_view room) const override {
     return inner_->join_rules(room);
   }
+  LaneSchedule::Turn lanes_turn(std::string_view room) const override {
+    return inner_->lanes_turn(room);
+  }
+  Status restore_lanes_turn(std::string_view room, const LaneSchedule::Turn& turn) override {
+    return inner_->restore_lanes_turn(room, turn);
+  }
   Status restore_draw(std::string_view room, const DrawInfo& draw) override {
     return inner_->restore_draw(room, draw);
   }

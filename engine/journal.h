@@ -50,15 +50,17 @@ struct Change {
   };
   Kind kind = Kind::kJoin;
   std::string_view room;
-  uint64_t seq = 0;                     // join, admit, activate, leave, expire
-  std::array<uint32_t, 3> tag{};        // join: the random part of the ticket's id
-  std::string_view user;                // join; empty for anonymous joins
-  const KeyHash* key_hash = nullptr;    // join: a bound admission's key hash
-  EndReason reason = EndReason::kNone;  // expire
-  int64_t at_ms = 0;                    // engine clock: when it happened
-  const RoomConfig* config = nullptr;   // room_put
-  std::span<const uint64_t> seqs;       // clear: the tickets cleared, ascending
-  const DrawInfo* draw = nullptr;       // draw
+  uint64_t seq = 0;                       // join, admit, activate, leave, expire
+  std::array<uint32_t, 3> tag{};          // join: the random part of the ticket's id
+  std::string_view user;                  // join; empty for anonymous joins
+  const KeyHash* key_hash = nullptr;      // join: a bound admission's key hash
+  uint8_t lane = JoinRequest::kLastLane;  // join: as JoinRequest::lane
+  uint16_t probation_s = 0;               // join: as JoinRequest::probation_s
+  EndReason reason = EndReason::kNone;    // expire
+  int64_t at_ms = 0;                      // engine clock: when it happened
+  const RoomConfig* config = nullptr;     // room_put
+  std::span<const uint64_t> seqs;         // clear: the tickets cleared, ascending
+  const DrawInfo* draw = nullptr;         // draw
 };
 
 class Journal {

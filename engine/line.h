@@ -43,9 +43,9 @@ struct TicketExtra;
 // One ticket. 32 bytes. Plain fields: the shared ones are accessed through std::atomic_ref
 // so slots can live in calloc'd memory that the OS commits lazily.
 struct Slot {
-  uint8_t state;        // 0 until published; then TicketState | (EndReason << 4)
-  uint8_t owner_flags;  // owner only: kHoleCounted, kEndCounted
-  uint16_t unused;
+  uint8_t state;         // 0 until published; then TicketState | (EndReason << 4)
+  uint8_t owner_flags;   // owner only: kHoleCounted, kEndCounted
+  uint16_t terms;        // set before publish: the join's lane and probation (slot_terms)
   uint32_t last_seen;    // clock ticks (100 ms): last heartbeat (WAITING) or use (ACTIVE)
   uint32_t admitted_at;  // clock ticks; written by the owner before the state says ALLOWED
   uint32_t tag[3];
@@ -54,6 +54,15 @@ struct Slot {
   const TicketExtra* extra;
 };
 static_assert(sizeof(Slot) == 32);
+
+// A slot's terms: the lane its join named (JoinRequest::lane, 4 bits) and the seconds its
+// admission holds the slot unused if shorter than the room's (JoinRequest::probation_s,
+// 12 bits).
+inline uint16_t slot_terms(uint8_t lane, uint16_t probation_s) {
+  return static_cast<uint16_t>((lane & 15) << 12 | (probation_s & 0x0FFF));
+}
+inline uint8_t terms_lane(uint16_t terms) { return static_cast<uint8_t>(terms >> 12); }
+inline uint16_t terms_probation(uint16_t terms) { return terms & 0x0FFF; }
 
 constexpr uint8_t kHoleCounted = 1;
 constexpr uint8_t kEndCounted = 2;
@@ -109,6 +118,12 @@ class Line {
   uint64_t skip_ended(uint64_t seq) const;
 
   uint64_t claimed() const { return std::min(tail_.load(std::memory_order_acquire), kMaxTickets); }
+  // claimed(), read in the one total order of seq_cst operations: with claim()'s own
+  // seq_cst, a flag stored before this read is seen by every claim this read missed
+  // (room_lanes.cc relies on it).
+  uint64_t claimed_seq_cst() const {
+    return std::min(tail_.load(std::memory_order_seq_cst), kMaxTickets);
+  }
   uint64_t cursor() const { return cursor_.load(std::memory_order_acquire); }
   // WAITING (or claimed and not yet published) tickets with a sequence number below `seq`.
   uint64_t waiting_before(uint64_t seq) const;

@@ -1,5 +1,9 @@
 #include "engine/model.h"
 
+#include <algorithm>
+
+#include "engine/lane_schedule.h"
+
 namespace anteroom {
 
 const char* state_name(TicketState s) {
@@ -95,9 +99,27 @@ RoomConfig RoomConfig::with_parts_of(const RoomConfig& put) const {
     out.ip_joins_per_minute = put.ip_joins_per_minute;
     out.pow_difficulty = put.pow_difficulty;
     out.mode = put.mode;
+    out.lanes = put.lanes;
+    out.gate = put.gate;
   }
   if ((put.parts & kEvent) != 0) out.event = put.event;
   if ((put.parts & kPage) != 0) out.page = put.page;
+  if ((put.parts & kPasses) != 0) {
+    for (const Pass& p : put.passes) {
+      auto it = std::find_if(out.passes.begin(), out.passes.end(),
+                             [&](const Pass& q) { return q.id == p.id; });
+      if (it == out.passes.end()) {
+        out.passes.push_back(p);
+      } else {
+        const bool revoked = it->revoked || p.revoked;
+        *it = p;
+        it->revoked = revoked;
+      }
+    }
+    std::erase_if(out.passes,
+                  [&](const Pass& p) { return p.expires_at_ms < put.passes_prune_before_ms; });
+  }
+  out.passes_prune_before_ms = 0;
   out.parts = kAllParts;
   return out;
 }
@@ -129,6 +151,26 @@ Status RoomConfig::validate() const {
     return bad("pow_difficulty", "must be 0-32 bits or \"auto\"");
   }
   if (page.size() > kMaxPageBytes) return bad("page", "must be at most 524288 bytes");
+  if (gate.size() > kMaxGateBytes) return bad("gate", "must be at most 65536 bytes");
+  if (lanes.size() == 1 || lanes.size() > LaneSchedule::kMaxLanes) {
+    return bad("lanes", "must be none, or 2 to 8 lanes");
+  }
+  for (uint32_t w : lanes) {
+    if (w < 1 || w > 1000) return bad("lanes", "weights must be 1 to 1000");
+  }
+  if (!lanes.empty() && mode != RoomMode::kFifo) {
+    return bad("lanes", "need mode fifo (random, passthrough, reject and queue_all have no turns)");
+  }
+  if (!lanes.empty() && event.exists() && event.shuffle) {
+    return bad("lanes", "cannot go with an event that shuffles its pre-queue");
+  }
+  if (!lanes.empty() && event.mode && *event.mode != RoomMode::kFifo) {
+    return bad("lanes", "need the event's mode to be fifo too");
+  }
+  if (passes.size() > kMaxPasses) return bad("passes", "must be at most 1000");
+  for (const Pass& p : passes) {
+    if (p.id.size() != 32 || p.label.size() > 128) return bad("passes", "are malformed");
+  }
   if (parts == 0 || parts > kAllParts) return bad("parts", "must name what the put sets");
   return event.validate();
 }

@@ -114,11 +114,36 @@ struct RoomConfig {
   // the engine only keeps it). Empty: anteroom's own page.
   static constexpr size_t kMaxPageBytes = size_t{512} * 1024;
   std::string page;
+  // Lanes (docs/policies.md, "Lanes"): the weight of each, 1-1000, at most
+  // LaneSchedule::kMaxLanes (lane_schedule.h); empty: one line. A join names its lane
+  // (JoinRequest::lane); admissions take the lanes' turns in proportion to their weights,
+  // in join order inside each lane. Only in mode fifo, and not with an event that shuffles.
+  std::vector<uint32_t> lanes;
+  // What the server keeps for the room's gate (match, bypass, the gate's answers, who may
+  // join: docs/api.md), as JSON the server checked and wrote; the engine only keeps it. Part
+  // of the settings.
+  static constexpr size_t kMaxGateBytes = size_t{64} * 1024;
+  std::string gate;
+  // Passes (signed links that let staff through the gate, docs/api.md): what the room knows
+  // of each. A put of kPasses adds the passes it names to the room's (a pass revoked on
+  // either side stays revoked) and drops those expired before its passes_prune_before_ms,
+  // so puts from two nodes at once lose nothing.
+  struct Pass {
+    std::string id;             // 16 random bytes as hex
+    std::string label;          // the operator's, at most 128 bytes
+    int64_t expires_at_ms = 0;  // Unix ms
+    uint32_t uses = 0;          // redemptions allowed; 0: any number
+    bool revoked = false;
+    bool operator==(const Pass&) const = default;
+  };
+  static constexpr size_t kMaxPasses = 1000;
+  std::vector<Pass> passes;
+  int64_t passes_prune_before_ms = 0;  // a put's only: never kept
   // Which parts a put sets; the rest stay as the room has them, merged where the put is
   // applied (under the room's owner lock; on every cluster node in record order), so an
   // operator's PUT of the room, of its event and of its page never undo one another. A
   // configuration read back always has every part.
-  enum Part : uint8_t { kSettings = 1, kEvent = 2, kPage = 4, kAllParts = 7 };
+  enum Part : uint8_t { kSettings = 1, kEvent = 2, kPage = 4, kPasses = 8, kAllParts = 15 };
   uint8_t parts = kAllParts;
   // This configuration with `put`'s parts put in.
   RoomConfig with_parts_of(const RoomConfig& put) const;
@@ -147,6 +172,15 @@ constexpr const char* kUserRule =
 struct JoinRequest {
   std::string_view user;
   std::optional<KeyHash> key_hash;
+  // The lane of a room with lanes (RoomConfig::lanes): its index, or kLastLane (the default,
+  // also for an index past the room's last lane). Ignored without lanes.
+  static constexpr uint8_t kLastLane = 15;
+  uint8_t lane = kLastLane;
+  // Seconds an admission of this ticket holds its slot unused (ALLOWED), if shorter than the
+  // room's allowed_ttl_seconds: the gate's own admissions (gate_probation_seconds). 0: the
+  // room's. At most kMaxProbation.
+  static constexpr uint16_t kMaxProbation = 4095;
+  uint16_t probation_s = 0;
 };
 
 // An opaque ticket id: 27 URL-safe characters (20 bytes, of which 96 bits are random).
@@ -194,6 +228,8 @@ struct TicketView {
   // allowed_ttl_seconds) or refreshed (ACTIVE: last use plus session_ttl_seconds); 0 while
   // waiting or ended.
   int64_t valid_until_ms = 0;
+  // In a room with lanes: the ticket's lane (an index into RoomConfig::lanes); else 0.
+  uint8_t lane = 0;
 };
 
 struct JoinResult {
@@ -223,6 +259,8 @@ struct RestoredTicket {
   // Engine clock: last seen (WAITING) or used (ACTIVE). 0: now (recovery: nobody could be
   // seen while the server was down).
   int64_t seen_at_ms = 0;
+  uint8_t lane = JoinRequest::kLastLane;  // as the join named it
+  uint16_t probation_s = 0;               // as the join asked
 };
 
 struct RoomCounters {

@@ -1,5 +1,7 @@
 #include "engine/op_codec.h"
 
+#include "engine/lane_schedule.h"
+
 #include <iterator>
 #include <type_traits>
 
@@ -20,8 +22,9 @@ enum OpType : uint64_t {
   kAdmitSeqs,
   kClearSeqs,
   kDraw,
+  kLaneTurn,
 };
-constexpr uint64_t kKeyFollows = 1, kSeqFollows = 2;
+constexpr uint64_t kKeyFollows = 1, kSeqFollows = 2, kLaneFollows = 4, kProbationFollows = 8;
 constexpr uint64_t kMaxReason = static_cast<uint64_t>(EndReason::kCleared);
 
 // Ascending seqs, each as its difference from the one before (the first from 0).
@@ -61,7 +64,8 @@ bool read_join(Reader& in, Op* op) {
   op::Join j;
   uint64_t flags = 0;
   if (!in.number(&j.tag[0]) || !in.number(&j.tag[1]) || !in.number(&j.tag[2]) ||
-      !in.string(&j.user) || !in.varint(&flags) || flags > (kKeyFollows | kSeqFollows)) {
+      !in.string(&j.user) || !in.varint(&flags) ||
+      flags > (kKeyFollows | kSeqFollows | kLaneFollows | kProbationFollows)) {
     return false;
   }
   if ((flags & kKeyFollows) != 0) {
@@ -73,6 +77,13 @@ bool read_join(Reader& in, Op* op) {
     uint64_t seq = 0;
     if (!in.varint(&seq)) return false;
     j.seq = seq;
+  }
+  if ((flags & kLaneFollows) != 0 && (!in.number(&j.lane) || j.lane > JoinRequest::kLastLane)) {
+    return false;
+  }
+  if ((flags & kProbationFollows) != 0 &&
+      (!in.number(&j.probation_s) || j.probation_s > JoinRequest::kMaxProbation)) {
+    return false;
   }
   *op = std::move(j);
   return true;
@@ -137,13 +148,17 @@ bool read_draw_part(Reader& in, op::Draw* d) {
 }
 
 void put_join(std::string* out, const Tag& tag, std::string_view user, const KeyHash* key,
-              std::optional<uint64_t> seq) {
+              std::optional<uint64_t> seq, uint8_t lane, uint16_t probation_s) {
   put_varint(out, kJoin);
   for (uint32_t t : tag) put_varint(out, t);
   put_string(out, user);
-  put_varint(out, (key != nullptr ? kKeyFollows : 0) | (seq ? kSeqFollows : 0));
+  const bool has_lane = lane != JoinRequest::kLastLane;
+  put_varint(out, (key != nullptr ? kKeyFollows : 0) | (seq ? kSeqFollows : 0) |
+                      (has_lane ? kLaneFollows : 0) | (probation_s != 0 ? kProbationFollows : 0));
   if (key != nullptr) out->append(reinterpret_cast<const char*>(key->data()), key->size());
   if (seq) put_varint(out, *seq);
+  if (has_lane) put_varint(out, lane);
+  if (probation_s != 0) put_varint(out, probation_s);
 }
 
 void put_ticket_op(std::string* out, TicketOp kind, uint64_t seq, EndReason reason) {
@@ -176,7 +191,8 @@ void put_op(std::string* out, const Op& op) {
       [out](const auto& o) {
         using T = std::decay_t<decltype(o)>;
         if constexpr (std::is_same_v<T, op::Join>) {
-          put_join(out, o.tag, o.user, o.key_hash ? &*o.key_hash : nullptr, o.seq);
+          put_join(out, o.tag, o.user, o.key_hash ? &*o.key_hash : nullptr, o.seq, o.lane,
+                   o.probation_s);
         } else if constexpr (std::is_same_v<T, op::Leave>) {
           put_ticket_op(out, TicketOp::kLeave, o.seq, EndReason::kLeft);
         } else if constexpr (std::is_same_v<T, op::Activate>) {
@@ -209,6 +225,10 @@ void put_op(std::string* out, const Op& op) {
           put_varint(out, static_cast<uint64_t>(o.phase));
         } else if constexpr (std::is_same_v<T, op::Draw>) {
           put_draw(out, o);
+        } else if constexpr (std::is_same_v<T, op::LaneTurn>) {
+          put_varint(out, kLaneTurn);
+          put_varint(out, o.lane);
+          put_varint(out, o.k);
         } else {
           static_assert(std::is_same_v<T, op::DeleteRoom>);
           put_varint(out, kDeleteRoom);
@@ -285,6 +305,14 @@ bool read_op(Reader& in, Op* op) {
     }
     case kDraw:
       return read_draw(in, op);
+    case kLaneTurn: {
+      op::LaneTurn t;
+      if (!in.number(&t.lane) || t.lane >= LaneSchedule::kMaxLanes || !in.varint(&t.k)) {
+        return false;
+      }
+      *op = t;
+      return true;
+    }
     default:
       return false;
   }
@@ -298,13 +326,13 @@ bool names_tickets(const Op& op) {
   if (const auto* j = std::get_if<op::Join>(&op)) return j->seq.has_value();
   if (const auto* a = std::get_if<op::Admit>(&op)) return !a->seqs.empty();
   if (const auto* c = std::get_if<op::Clear>(&op)) return c->seqs.has_value();
-  return std::holds_alternative<op::Draw>(op);
+  return std::holds_alternative<op::Draw>(op) || std::holds_alternative<op::LaneTurn>(op);
 }
 
 const char* op_name(const Op& op) {
   static constexpr const char* kNames[] = {"join",        "leave",       "activate", "admit",
                                            "expire",      "seen",        "clear",    "put_room",
-                                           "delete_room", "event_phase", "draw"};
+                                           "delete_room", "event_phase", "draw",     "lane_turn"};
   static_assert(std::size(kNames) == std::variant_size_v<Op>);
   return kNames[op.index()];
 }

@@ -30,7 +30,8 @@ void put_op(std::string* out, const Op& op);
 // The same bytes from views, for a writer that must not allocate (the journal's, as visitors
 // join and move on). put_op writes these kinds through them.
 void put_join(std::string* out, const Tag& tag, std::string_view user, const KeyHash* key,
-              std::optional<uint64_t> seq);
+              std::optional<uint64_t> seq, uint8_t lane = JoinRequest::kLastLane,
+              uint16_t probation_s = 0);
 enum class TicketOp { kAdmit, kActivate, kLeave, kExpire };  // kAdmit: an admit_seqs of one
 void put_ticket_op(std::string* out, TicketOp kind, uint64_t seq, EndReason reason);
 void put_clear_seqs(std::string* out, std::span<const uint64_t> seqs);

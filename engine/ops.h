@@ -26,7 +26,9 @@ struct Join {
   Tag tag{};  // the random part of the new ticket's id, drawn by the proposer
   std::string user;
   std::optional<KeyHash> key_hash;
-  std::optional<uint64_t> seq;  // a log's: the seq it got (a cluster's: unset, the next)
+  std::optional<uint64_t> seq;            // a log's: the seq it got (a cluster's: unset, the next)
+  uint8_t lane = JoinRequest::kLastLane;  // JoinRequest's
+  uint16_t probation_s = 0;               // JoinRequest's
 };
 struct Leave {
   uint64_t seq = 0;
@@ -61,13 +63,21 @@ struct Draw {  // a log's: the room's drawn pre-queue from rank `first_rank` on 
   DrawInfo part;
   uint64_t first_rank = 0;
 };
+// A log's: a room with lanes took this turn last (lane_schedule.h). A snapshot writes it
+// after the room's tickets (their admissions come in seq order there, not in turn order);
+// between snapshots recovery follows the turns from the admissions themselves.
+struct LaneTurn {
+  uint32_t lane = 0;
+  uint64_t k = 0;
+};
 }  // namespace op
 
-using Op = std::variant<op::Join, op::Leave, op::Activate, op::Admit, op::Expire, op::Seen,
-                        op::Clear, op::PutRoom, op::DeleteRoom, op::EventPhase, op::Draw>;
+using Op =
+    std::variant<op::Join, op::Leave, op::Activate, op::Admit, op::Expire, op::Seen, op::Clear,
+                 op::PutRoom, op::DeleteRoom, op::EventPhase, op::Draw, op::LaneTurn>;
 
 // Whether `op` is in the form a single process's journal writes (it names its tickets: a
-// Join with its seq, an Admit or a Clear of seqs, a Draw), never a cluster's.
+// Join with its seq, an Admit or a Clear of seqs, a Draw, a LaneTurn), never a cluster's.
 bool names_tickets(const Op& op);
 
 // The op's name as docs/log-format.md and docs/cluster.md spell it ("join", "admit", ...).

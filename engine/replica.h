@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/lane_schedule.h"
 #include "engine/ops.h"
 #include "engine/ticket_id.h"
 
@@ -50,6 +51,7 @@ struct RoomImage {
   RoomCounters counters;                // the totals (waiting and active follow from the tickets)
   std::vector<RestoredTicket> tickets;  // live ones, ascending seq, seen_at_ms set
   std::optional<DrawInfo> draw;         // the room's last draw, if any
+  LaneSchedule::Turn lanes_turn;        // a room with lanes: the last turn taken
 };
 
 class ReplicaEngine : public Engine {

@@ -32,7 +32,8 @@ Applied apply_to(Room& r, int64_t at, const Op& op) {
   return std::visit(
       Overloaded{
           [&](const op::Join& j) {
-            auto res = r.apply_join(at, j.tag, JoinRequest{j.user, j.key_hash});
+            auto res =
+                r.apply_join(at, j.tag, JoinRequest{j.user, j.key_hash, j.lane, j.probation_s});
             if (!res.is_ok()) return failed(res.status());
             Applied a;
             a.join = std::move(res).value();
@@ -67,6 +68,7 @@ Applied apply_to(Room& r, int64_t at, const Op& op) {
             return failed(Status(Code::kInvalidArgument, "delete_room"));
           },
           [&](const op::Draw&) { return failed(Status(Code::kInvalidArgument, "draw")); },
+          [&](const op::LaneTurn&) { return failed(Status(Code::kInvalidArgument, "lane_turn")); },
       },
       op);
 }
@@ -117,6 +119,7 @@ Result<RoomImage> ShardedEngine::image(std::string_view room) const {
     img.counters = r.counters();
     img.tickets = r.export_exact();
     img.draw = r.draw_info();
+    img.lanes_turn = r.lanes_turn();
     return img;
   });
 }
@@ -130,6 +133,7 @@ Status ShardedEngine::load_image(std::string_view room, const RoomImage& image) 
     return st;
   }
   if (image.draw) fresh->restore_draw(*image.draw);
+  fresh->restore_lanes_turn(image.lanes_turn);
   epoch::Guard pinned;
   std::lock_guard admin(admin_);
   Room* old = registry_.find(room);

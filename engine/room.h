@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,56 +24,18 @@
 #include "engine/clock.h"
 #include "engine/draw_line.h"
 #include "engine/journal.h"
+#include "engine/lane_line.h"
+#include "engine/lane_schedule.h"
 #include "engine/line.h"
 #include "engine/model.h"
 #include "engine/rate_window.h"
+#include "engine/room_env.h"
 #include "engine/ticket_extra.h"
 #include "engine/ticket_id.h"
 #include "engine/user_index.h"
 #include "engine/wait_estimate.h"
 
 namespace anteroom {
-
-// Counters only a room's owner writes (room_owner.cc, room_admission.cc): a relaxed load and
-// store, no read-modify-write needed.
-namespace owner_counter {
-inline void owner_add(std::atomic<uint64_t>& counter, uint64_t delta) {
-  counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
-}
-inline void owner_sub(std::atomic<uint64_t>& counter, uint64_t delta) {
-  counter.store(counter.load(std::memory_order_relaxed) - delta, std::memory_order_relaxed);
-}
-}  // namespace owner_counter
-
-// Where push hints go (the room's shard). Any thread.
-class EventSink {
- public:
-  virtual ~EventSink() = default;
-  virtual void emit(Event&& e) = 0;
-};
-
-// Counters of the whole engine that only grow. Relaxed: independent numbers.
-struct EngineTotals {
-  std::atomic<uint64_t> admitted{0};
-  std::atomic<uint64_t> expired[6] = {};  // indexed by EndReason
-};
-
-// What a room needs from its engine. Outlives every room.
-struct RoomEnv {
-  const IdCodec& codec;
-  const Clock& clock;
-  Journal* journal;  // may be null
-  int64_t epoch_ms;  // the engine's clock at start: a room's default time origin
-  EngineTotals& totals;
-  // A replica's rooms (replica.h): every change comes from apply_*, timed by the record, and
-  // nothing is decided by the clock (no expiry, no rate-capped admission) except by decide().
-  bool replica = false;
-  // Event times are Unix ms; the engine's clock plus this is Unix ms.
-  int64_t wall_minus_engine_ms = 0;
-  // Derived from EngineOptions::secret: the key of events' draw seeds, and random mode's.
-  std::array<uint8_t, 32> draw_key{};
-  std::array<uint8_t, 32> pick_key{};
-};
 
 class Room {
  public:
@@ -164,6 +128,9 @@ class Room {
   // The room with every time and total (replica.h's RoomImage, less config and epoch), and
   // its inverse on a new, empty room.
   uint64_t next_seq() const { return line_.claimed(); }
+  // With lanes: the last turn taken (a snapshot keeps it), and its inverse on a restore.
+  LaneSchedule::Turn lanes_turn() const;
+  void restore_lanes_turn(const LaneSchedule::Turn& turn);
   std::vector<RestoredTicket> export_exact() const;
   Status restore_exact(uint64_t next_seq, const RoomCounters& totals,
                        const std::vector<RestoredTicket>& tickets);
@@ -198,6 +165,9 @@ class Room {
   Slot* published(uint64_t seq) const;  // the published slot of `seq`, or null
   TicketView leave_slot(uint64_t seq, Slot& s, std::string_view id);
   Result<TicketDetail> activate_slot(uint64_t seq, Slot& s, std::string_view id);
+  // How long an admission of `s` holds its slot unused: the room's allowed_ttl_seconds, or
+  // the join's probation if shorter.
+  uint32_t allowed_seconds(const Slot& s) const;
   // Whether ticket `seq` (in `packed` state) is due to expire for `why` at tick `now`.
   bool due(const Slot& s, uint8_t packed, EndReason why, uint32_t now) const;
   void prune_holders();
@@ -213,7 +183,7 @@ class Room {
   // ticket from here on); returns its seq and the journal's durability position, or
   // room_full once the room has handed out every number it may.
   // `tag` is the id's random part when a record gives it; null draws a fresh one.
-  Result<std::pair<uint64_t, uint64_t>> publish_new(const TicketExtra* extra,
+  Result<std::pair<uint64_t, uint64_t>> publish_new(const TicketExtra* extra, uint16_t terms,
                                                     const Tag* tag = nullptr);
   Result<JoinResult> join_as(const JoinRequest& request, const Tag* tag);
   Status refuse_if_full() const;
@@ -265,6 +235,21 @@ class Room {
     }
   }
 
+  // Lanes (room_lanes.cc). A join's claim in a room with lanes (or switching to them).
+  bool claim_in_lanes(uint64_t* seq, uint16_t terms);
+  // The configuration's lanes in effect (owner): made, changed or removed.
+  void set_lanes(const std::vector<uint32_t>& weights);
+  // Fills new lanes with the WAITING tickets from the cursor up to `end` (owner, no lock).
+  void fill_lanes(uint64_t end);
+  uint64_t admit_from_lanes(uint64_t budget);  // owner; admit_from_cursor's with lanes
+  // The head of lane `j` (owner, lanes_mu_ held): its first WAITING ticket, passing ended
+  // ones and expiring the abandoned; false when it has none ready.
+  bool lane_head(Lanes& lanes, uint32_t j, uint32_t now, uint64_t* seq, Slot** slot,
+                 uint8_t* packed, bool* unpublished);
+  // A WAITING ticket's position under the lanes' schedule; 0 if the lanes do not hold it.
+  uint64_t lane_position(uint64_t seq, const Slot& s) const;
+  void lane_hole(uint64_t seq, const Slot& s);  // owner: it stopped WAITING
+
   // Owner helpers: the caller holds owner_.
   void pass();  // applies visitors' leaves, admits what auto mode allows, emits hints
   // The scheduled event (room_event.cc).
@@ -306,6 +291,7 @@ class Room {
   void on_ended(uint64_t seq, Slot& slot);
   uint64_t admission_budget(int64_t now_ms, bool rate_capped);
   uint64_t admit_from_cursor(uint64_t budget);
+  void count_admitted(uint64_t n);  // the totals, the rate and the tokens of n admissions
   // Expires what is due; returns when to sweep next (scan_deadlines, shared with decide()).
   int64_t sweep();
   template <typename F>
@@ -353,6 +339,14 @@ class Room {
   // The drawn pre-queue (owned; replaced only by a new event's draw, the old one retired).
   std::atomic<DrawLine*> draw_{nullptr};
   std::atomic<double> pace_{0};  // wait_estimate.h's line_pace, published by the owner
+  // The lanes, if any, under lanes_mu_ (position reads share it; joins and the owner take
+  // it alone); has_lanes_ tells a join whether to take it (room_lanes.cc says why enough).
+  mutable std::shared_mutex lanes_mu_;
+  std::unique_ptr<Lanes> lanes_;
+  std::atomic<bool> has_lanes_{false};
+  bool lanes_held_ = false;  // owner only: it holds lanes_mu_ (count_hole must not take it)
+  uint64_t lanes_from_ = 0;  // guarded by lanes_mu_: joins from this seq on add themselves
+  std::atomic<uint8_t> lane_count_{0};  // lanes_'s, for views (relaxed: a lone number)
 
   // Counts read by anyone, each a lone number: relaxed. All but left_total_ are written only
   // by the owner (plain load + store); left_total_ by visitors (fetch_add).

@@ -94,13 +94,17 @@ uint64_t Room::admit_from_cursor(uint64_t budget) {
     line_.advance_cursor(seq);
     positions_moved_ = true;
   }
-  if (admitted != 0) {
-    owner_add(admitted_total_, admitted);
-    take_tokens(admitted);
-    rate_window_.record(now_ms(), admitted);
-    env_.totals.admitted.fetch_add(admitted, std::memory_order_relaxed);
-  }
+  count_admitted(admitted);
   return admitted;
+}
+
+void Room::count_admitted(uint64_t n) {
+  if (n == 0) return;
+  owner_add(admitted_total_, n);
+  take_tokens(n);
+  rate_window_.record(now_ms(), n);
+  env_.totals.admitted.fetch_add(n, std::memory_order_relaxed);
+  positions_moved_ = true;
 }
 
 // What is owed is taken first. A replica's decider took both when it proposed the admission
@@ -136,6 +140,10 @@ uint64_t Room::admit_asked(int64_t now_ms, uint64_t count) {
   count = std::min(count, admission_budget(now_ms, false));
   if (mode() == RoomMode::kRandom) {
     const uint64_t n = admit_random(count);
+    return n + admit_from_cursor(0);
+  }
+  if (has_lanes_.load(std::memory_order_relaxed)) {
+    const uint64_t n = admit_from_lanes(count);
     return n + admit_from_cursor(0);
   }
   return admit_from_cursor(count);

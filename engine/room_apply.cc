@@ -34,7 +34,7 @@ bool Room::due(const Slot& s, uint8_t packed, EndReason why, uint32_t now) const
       const uint32_t at =
           std::atomic_ref<const uint32_t>(s.admitted_at).load(std::memory_order_relaxed);
       return st == TicketState::kAllowed &&
-             ticks_since(now, at) >= int64_t{allowed_ttl_s_.load(std::memory_order_relaxed)} * 10;
+             ticks_since(now, at) >= int64_t{allowed_seconds(s)} * 10;
     }
     case EndReason::kSessionIdle:
       return st == TicketState::kActive &&

@@ -39,6 +39,11 @@ uint64_t Room::position_of(uint64_t seq, bool* hidden) const {
       return line_.waiting_before(d->first_seq()) + d->waiting_before(rank) + 1;
     }
   }
+  if (has_lanes_.load(std::memory_order_acquire)) {
+    if (const Slot* s = line_.find(seq); s != nullptr && !Line::is_sentinel(s)) {
+      if (const uint64_t p = lane_position(seq, *s); p != 0) return p;
+    }
+  }
   return line_.waiting_before(seq) + 1;
 }
 
@@ -215,6 +220,7 @@ void Room::count_hole(uint64_t seq, Slot& slot) {
   if (DrawLine* d = draw_.load(std::memory_order_relaxed); d != nullptr) {
     if (const uint32_t rank = d->rank_of(seq); rank != DrawLine::kNone) d->add_hole(rank);
   }
+  lane_hole(seq, slot);
 }
 
 uint64_t Room::admit_from_draw(uint64_t budget) {
@@ -291,13 +297,7 @@ uint64_t Room::admit_random(uint64_t budget) {
       ++admitted;
     }
   }
-  if (admitted != 0) {
-    owner_add(admitted_total_, admitted);
-    take_tokens(admitted);
-    rate_window_.record(now_ms(), admitted);
-    env_.totals.admitted.fetch_add(admitted, std::memory_order_relaxed);
-    positions_moved_ = true;
-  }
+  count_admitted(admitted);
   return admitted;
 }
 

@@ -44,6 +44,7 @@ void Room::set_config(const RoomConfig& given, bool journal_it) {
     start_seq_.store(c.event.start_seq, std::memory_order_relaxed);
     opens_at_ms_.store(c.event.start_at_ms, std::memory_order_relaxed);
     event_phase_.store(static_cast<uint8_t>(c.event.phase), std::memory_order_release);
+    set_lanes(c.lanes);
     apply_settings();
     sweep_due_ms_ = kSweepNow;  // timeouts may have shortened
     if (journal_it) {
@@ -93,6 +94,7 @@ Status Room::restore(const std::vector<RestoredTicket>& tickets, uint64_t next_s
     const TicketExtra* extra = make_extra(t.user, t.key_hash);
     s.extra = extra;
     s.last_seen = t.seen_at_ms != 0 ? tick(t.seen_at_ms) : now;
+    s.terms = slot_terms(t.lane, t.probation_s);
     if (holds_slot(t.state)) {
       s.admitted_at = tick(t.admitted_at_ms);
       holders_.push_back(t.seq);
@@ -105,6 +107,7 @@ Status Room::restore(const std::vector<RestoredTicket>& tickets, uint64_t next_s
   // Every number without a recovered ticket becomes an ended one; holes are counted and
   // the memory of whatever is wholly ended below the cursor goes back.
   line_.restore_end();
+  if (has_lanes_.load(std::memory_order_relaxed)) fill_lanes(line_.claimed());
   positions_moved_ = true;
   return Status::ok();
 }
@@ -187,6 +190,10 @@ void Room::pass() {
   }
   if (m == RoomMode::kRandom && budget != 0) {
     admit_random(budget);
+    budget = 0;
+  }
+  if (has_lanes_.load(std::memory_order_relaxed) && budget != 0) {
+    admit_from_lanes(budget);
     budget = 0;
   }
   admit_from_cursor(budget);

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/lane_schedule.h"
 #include "engine/model.h"
 #include "engine/status.h"
 
@@ -30,6 +31,18 @@ class RoomRestore {
     (void)room;
     (void)draw;
     return Status(Code::kInvalidArgument, "this engine has no events");
+  }
+  // A room with lanes (RoomConfig::lanes): the last turn its schedule took, and after
+  // restore_room the same put back, so positions go on as they were. Engines without lanes
+  // answer no turn and ignore one.
+  virtual LaneSchedule::Turn lanes_turn(std::string_view room) const {
+    (void)room;
+    return {};
+  }
+  virtual Status restore_lanes_turn(std::string_view room, const LaneSchedule::Turn& turn) {
+    (void)room;
+    (void)turn;
+    return Status::ok();
   }
   // The room's live tickets (WAITING, ALLOWED, ACTIVE) in seq order, as restore_room takes
   // them: what a snapshot stores. Ended tickets are left out (a snapshot forgets them).

@@ -10,6 +10,12 @@
 
 namespace anteroom {
 
+uint32_t Room::allowed_seconds(const Slot& s) const {
+  const uint32_t ttl = allowed_ttl_s_.load(std::memory_order_relaxed);
+  const uint16_t probation = terms_probation(s.terms);
+  return probation != 0 && probation < ttl ? probation : ttl;
+}
+
 int64_t Room::deadline_of(const Slot& s, uint8_t packed) const {
   uint32_t from = 0;
   uint32_t seconds = 0;
@@ -20,7 +26,7 @@ int64_t Room::deadline_of(const Slot& s, uint8_t packed) const {
       break;
     case TicketState::kAllowed:
       from = std::atomic_ref<const uint32_t>(s.admitted_at).load(std::memory_order_relaxed);
-      seconds = allowed_ttl_s_.load(std::memory_order_relaxed);
+      seconds = allowed_seconds(s);
       break;
     case TicketState::kActive:
       from = std::atomic_ref<const uint32_t>(s.last_seen).load(std::memory_order_relaxed);

@@ -41,10 +41,10 @@ RoomCounters Room::counters() const {
   return c;
 }
 
-Result<std::pair<uint64_t, uint64_t>> Room::publish_new(const TicketExtra* extra,
+Result<std::pair<uint64_t, uint64_t>> Room::publish_new(const TicketExtra* extra, uint16_t terms,
                                                         const Tag* given) {
   uint64_t seq = 0;
-  if (!line_.claim(&seq)) {
+  if (!claim_in_lanes(&seq, terms)) {
     free_extra(extra);
     return Status(Code::kRoomFull, "room '" + name_ + "' has handed out all its tickets");
   }
@@ -59,6 +59,8 @@ Result<std::pair<uint64_t, uint64_t>> Room::publish_new(const TicketExtra* extra
   if (env_.journal != nullptr) {  // the hot path without a journal builds no change
     Change c = change(Change::Kind::kJoin, seq);
     c.tag = tag;
+    c.lane = terms_lane(terms);
+    c.probation_s = terms_probation(terms);
     if (extra != nullptr) {
       c.user = extra->user();
       c.key_hash = extra->key();
@@ -103,9 +105,11 @@ Result<JoinResult> Room::join_as(const JoinRequest& req, const Tag* tag) {
   }
   JoinResult r;
   uint64_t seq = 0;
+  const uint16_t terms =
+      slot_terms(req.lane, std::min(req.probation_s, JoinRequest::kMaxProbation));
   if (req.user.empty()) {
     if (Status st = refuse_if_full(); !st.is_ok()) return st;
-    auto p = publish_new(make_extra({}, req.key_hash), tag);
+    auto p = publish_new(make_extra({}, req.key_hash), terms, tag);
     if (!p.is_ok()) return p.status();
     std::tie(seq, r.durable_at) = p.value();
     r.created = true;
@@ -123,7 +127,7 @@ Result<JoinResult> Room::join_as(const JoinRequest& req, const Tag* tag) {
     } else {
       if (Status st = refuse_if_full(); !st.is_ok()) return st;
       const TicketExtra* extra = make_extra(req.user, req.key_hash);
-      auto p = publish_new(extra, tag);
+      auto p = publish_new(extra, terms, tag);
       if (!p.is_ok()) return p.status();
       std::tie(seq, r.durable_at) = p.value();
       user.set(seq);
@@ -160,6 +164,9 @@ TicketView Room::view_of(uint64_t seq, const Slot& slot, uint8_t packed,
     v.id = env_.codec.encode(seq, Tag{slot.tag[0], slot.tag[1], slot.tag[2]});
   }
   v.seq = seq;
+  if (const uint8_t lanes = lane_count_.load(std::memory_order_relaxed); lanes != 0) {
+    v.lane = std::min<uint8_t>(terms_lane(slot.terms), lanes - 1);
+  }
   v.state = state_of(packed);
   v.reason = reason_of(packed);
   v.waiting = line_.waiting();
@@ -183,8 +190,7 @@ TicketView Room::view_of(uint64_t seq, const Slot& slot, uint8_t packed,
     v.admitted_at_ms = tick_to_ms(
         std::atomic_ref<const uint32_t>(slot.admitted_at).load(std::memory_order_relaxed));
     if (v.state == TicketState::kAllowed) {
-      v.valid_until_ms =
-          v.admitted_at_ms + int64_t{allowed_ttl_s_.load(std::memory_order_relaxed)} * 1000;
+      v.valid_until_ms = v.admitted_at_ms + int64_t{allowed_seconds(slot)} * 1000;
     } else {
       const uint32_t seen =
           std::atomic_ref<const uint32_t>(slot.last_seen).load(std::memory_order_relaxed);
@@ -261,6 +267,8 @@ std::vector<RestoredTicket> Room::export_live() const {
     }
     t.state = state_of(packed);
     t.reason = reason_of(packed);
+    t.lane = terms_lane(s->terms);
+    t.probation_s = terms_probation(s->terms);
     if (holds_slot(t.state)) {
       t.admitted_at_ms = tick_to_ms(
           std::atomic_ref<const uint32_t>(s->admitted_at).load(std::memory_order_relaxed));

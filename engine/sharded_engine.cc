@@ -180,6 +180,19 @@ Result<DrawInfo> ShardedEngine::draw(std::string_view name) const {
   });
 }
 
+LaneSchedule::Turn ShardedEngine::lanes_turn(std::string_view name) const {
+  auto turn = in_room(name, [](Room& r) { return r.lanes_turn(); });
+  return turn.is_ok() ? turn.value() : LaneSchedule::Turn{};
+}
+
+Status ShardedEngine::restore_lanes_turn(std::string_view name, const LaneSchedule::Turn& turn) {
+  epoch::Guard pinned;
+  Room* r = registry_.find(name);
+  if (r == nullptr) return no_room(name);
+  r->restore_lanes_turn(turn);
+  return Status::ok();
+}
+
 Status ShardedEngine::restore_draw(std::string_view name, const DrawInfo& draw) {
   if (env_.replica) return replica_refuses();
   epoch::Guard pinned;

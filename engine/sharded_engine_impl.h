@@ -147,6 +147,8 @@ class ShardedEngine final : public ReplicaEngine {
   Result<DrawInfo> draw(std::string_view name) const override;
   Result<JoinRules> join_rules(std::string_view name) const override;
   Status restore_draw(std::string_view name, const DrawInfo& draw) override;
+  LaneSchedule::Turn lanes_turn(std::string_view name) const override;
+  Status restore_lanes_turn(std::string_view name, const LaneSchedule::Turn& turn) override;
   Result<RoomInfo> room_info(std::string_view name) const override;
   std::vector<RoomInfo> rooms() const override;
   Status delete_room(std::string_view name) override;

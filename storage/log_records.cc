@@ -50,7 +50,7 @@ void encode_change(const Change& c, int64_t wall_minus_engine_ms, std::string* o
       codec::put_op(&p, op::DeleteRoom{});
       break;
     case Change::Kind::kJoin:
-      codec::put_join(&p, c.tag, c.user, c.key_hash, c.seq);
+      codec::put_join(&p, c.tag, c.user, c.key_hash, c.seq, c.lane, c.probation_s);
       break;
     case Change::Kind::kAdmit:
       codec::put_ticket_op(&p, TicketOp::kAdmit, c.seq, EndReason::kNone);

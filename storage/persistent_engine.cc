@@ -125,6 +125,7 @@ Result<std::unique_ptr<Engine>> open_persistent_engine(const PersistenceOptions&
     Status st = inner->restore_room(name, room.config,
                                     logrec::Recovery::tickets_for_restore(room, engine_minus_wall));
     if (st.is_ok() && room.draw) st = inner->restore_draw(name, *room.draw);
+    if (st.is_ok() && room.lanes_turn.taken) st = inner->restore_lanes_turn(name, room.lanes_turn);
     if (!st.is_ok())
       return Status(Code::kUnavailable, "recovering room '" + name + "': " + st.message());
   }

@@ -15,20 +15,23 @@ int rank(TicketState s) { return is_live(s) ? static_cast<int>(s) : 4; }
 
 }  // namespace
 
-void Recovery::move(Room& room, uint64_t seq, TicketState state, EndReason reason,
+bool Recovery::move(Room& room, uint64_t seq, TicketState state, EndReason reason,
                     int64_t wall_ms) {
   auto t = room.tickets.find(seq);
-  if (t == room.tickets.end()) return;  // its join record was lost: it stays lost
+  if (t == room.tickets.end()) return false;  // its join record was lost: it stays lost
   Ticket& k = t->second;
   if (state == TicketState::kAllowed && k.admitted_wall_ms == 0) k.admitted_wall_ms = wall_ms;
-  if (rank(state) <= rank(k.state)) return;  // told late: the ticket is past it already
+  if (rank(state) <= rank(k.state)) return false;  // told late: the ticket is past it already
   k.state = state;
   k.reason = reason;
+  return true;
 }
 
 void Recovery::apply_op(const RoomOp& r) {
   if (const auto* put = std::get_if<op::PutRoom>(&r.op)) {
-    rooms_[r.room].config = put->config;
+    Room& room = rooms_[r.room];
+    if (room.config.lanes != put->config.lanes) room.lanes_turn = {};  // the engine does so too
+    room.config = put->config;
     return;
   }
   if (std::holds_alternative<op::DeleteRoom>(r.op)) {
@@ -44,8 +47,19 @@ void Recovery::apply_op(const RoomOp& r) {
     t.tag = j->tag;
     t.user = j->user;
     t.key_hash = j->key_hash;
+    t.lane = j->lane;
+    t.probation_s = j->probation_s;
   } else if (const auto* a = std::get_if<op::Admit>(&r.op)) {
-    for (uint64_t seq : a->seqs) move(room, seq, TicketState::kAllowed, EndReason::kNone, at);
+    const std::vector<uint32_t>& weights = room.config.lanes;
+    for (uint64_t seq : a->seqs) {
+      if (!move(room, seq, TicketState::kAllowed, EndReason::kNone, at) || weights.empty())
+        continue;
+      // Each admission of a room with lanes took its lane's next turn (room_lanes.cc).
+      const auto lane =
+          std::min<uint32_t>(room.tickets[seq].lane, static_cast<uint32_t>(weights.size() - 1));
+      const uint64_t k = LaneSchedule(weights).turns_through(lane, room.lanes_turn);
+      room.lanes_turn = {true, lane, k};
+    }
   } else if (const auto* x = std::get_if<op::Activate>(&r.op)) {
     move(room, x->seq, TicketState::kActive, EndReason::kNone, at);
   } else if (const auto* l = std::get_if<op::Leave>(&r.op)) {
@@ -67,6 +81,8 @@ void Recovery::apply_op(const RoomOp& r) {
     // A part of another draw, or one whose start was lost, is not this draw's.
     if (!kept || kept->seed != d->part.seed || d->first_rank != kept->refs.size()) return;
     kept->refs.insert(kept->refs.end(), d->part.refs.begin(), d->part.refs.end());
+  } else if (const auto* t = std::get_if<op::LaneTurn>(&r.op)) {
+    if (t->lane < room.config.lanes.size()) room.lanes_turn = {true, t->lane, t->k};
   }
   // seen and event_phase: a cluster's, refused by validate() before they get here
 }
@@ -92,6 +108,8 @@ std::vector<RestoredTicket> Recovery::tickets_for_restore(const Room& room,
     r.key_hash = t.key_hash;
     r.state = t.state;
     r.reason = t.reason;
+    r.lane = t.lane;
+    r.probation_s = t.probation_s;
     if (holds_slot(t.state)) r.admitted_at_ms = t.admitted_wall_ms + engine_minus_wall_ms;
     out.push_back(std::move(r));
   }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/lane_schedule.h"
 #include "engine/model.h"
 #include "engine/status.h"
 #include "storage/log_records.h"
@@ -32,11 +33,16 @@ class Recovery {
     TicketState state = TicketState::kWaiting;
     EndReason reason = EndReason::kNone;
     int64_t admitted_wall_ms = 0;
+    uint8_t lane = JoinRequest::kLastLane;
+    uint16_t probation_s = 0;
   };
   struct Room {
     RoomConfig config;
     std::map<uint64_t, Ticket> tickets;
     std::optional<DrawInfo> draw;  // the room's last draw
+    // A room with lanes: the last turn taken, followed from its admissions in log order
+    // (each the next turn of its ticket's lane) or read from a snapshot's lane_turn.
+    LaneSchedule::Turn lanes_turn;
   };
 
   void apply(const Any& r);
@@ -51,7 +57,8 @@ class Recovery {
  private:
   void apply_op(const RoomOp& r);
   // Moves ticket `seq` of `room` to `state` if that is forward (`wall_ms`: when).
-  static void move(Room& room, uint64_t seq, TicketState state, EndReason reason, int64_t wall_ms);
+  // Returns whether it moved.
+  static bool move(Room& room, uint64_t seq, TicketState state, EndReason reason, int64_t wall_ms);
 
   std::map<std::string, Room> rooms_;
   std::optional<std::array<uint64_t, 2>> id_key_;

@@ -62,7 +62,9 @@ std::string Snapshotter::encode_state(uint64_t* tickets) const {
       encode_change(c, 0, &out);
     }
     for (const RestoredTicket& t : live.value()) {
-      encode(RoomOp{room.name, 0, op::Join{t.tag, t.user, t.key_hash, t.seq}}, &out);
+      encode(
+          RoomOp{room.name, 0, op::Join{t.tag, t.user, t.key_hash, t.seq, t.lane, t.probation_s}},
+          &out);
       const int64_t admitted_wall = t.admitted_at_ms - engine_minus_wall_ms_;
       if (holds_slot(t.state)) {
         encode(RoomOp{room.name, admitted_wall, op::Admit{1, 0, {t.seq}}}, &out);
@@ -71,6 +73,9 @@ std::string Snapshotter::encode_state(uint64_t* tickets) const {
         encode(RoomOp{room.name, admitted_wall, op::Activate{t.seq}}, &out);
       }
       ++*tickets;
+    }
+    if (const LaneSchedule::Turn turn = engine_.lanes_turn(room.name); turn.taken) {
+      encode(RoomOp{room.name, 0, op::LaneTurn{turn.lane, turn.k}}, &out);
     }
   }
   encode(SnapshotEnd{logfmt::crc32c(out.data() + begin, out.size() - begin)}, &out);

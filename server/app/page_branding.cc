@@ -16,7 +16,7 @@ constexpr const char* kTextKeys[] = {
     "retry",          "joining",  "offline",     "unknown",   "prequeue", "startsIn",    "inDraw",
     "paused",         "closed",   "closedTitle", "checkDraw", "notify",   "turnTitle",   "ref",
     "solving",        "bounced",  "endedTitle",  "notInLine", "full",     "rateLimited", "failed",
-    "powUnavailable", "progress", "seconds",     "minutes",   "about",       "noRoom"};
+    "powUnavailable", "progress", "seconds",     "minutes",   "about",    "noRoom"};
 constexpr const char* kColorKeys[] = {"background", "card", "text", "accent"};
 constexpr const char* kFields[] = {"title", "message", "logo_url", "colors", "texts", "template"};
 

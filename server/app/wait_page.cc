@@ -223,8 +223,8 @@ ApiResponse wait_page(std::string_view room, std::string_view query,
     const std::string message = html_escape(brand.message), logo = html_escape(brand.logo_url);
     const std::string room_text = html_escape(room);  // a room name needs none today
     const std::pair<std::string_view, std::string_view> fills[] = {
-        {"{{widget}}", widget}, {"{{title}}", title}, {"{{message}}", message},
-        {"{{logo_url}}", logo}, {"{{room}}", room_text},   {"{{lang}}", lang}};
+        {"{{widget}}", widget}, {"{{title}}", title},    {"{{message}}", message},
+        {"{{logo_url}}", logo}, {"{{room}}", room_text}, {"{{lang}}", lang}};
     page = fill_template(brand.html_template, fills, '{');
   }
   ApiResponse res;

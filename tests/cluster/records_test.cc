@@ -17,6 +17,7 @@ Record sample_record() {
   key[31] = 9;
   r.ops.emplace_back(op::Join{Tag{1, 2, 3}, "alice", key, std::nullopt});
   r.ops.emplace_back(op::Join{Tag{4, 5, 6}, "", std::nullopt, std::nullopt});
+  r.ops.emplace_back(op::Join{Tag{7, 8, 9}, "", std::nullopt, std::nullopt, 2, 30});
   r.ops.emplace_back(op::Leave{17});
   r.ops.emplace_back(op::Activate{18});
   r.ops.emplace_back(op::Admit{100, 0, {}});
@@ -27,6 +28,11 @@ Record sample_record() {
   c.capacity = 77;
   c.trust_user = true;
   c.pow_difficulty = 20;
+  c.lanes = {3, 1};
+  c.gate = R"({"gate_admits":false})";
+  c.passes.push_back({std::string(32, 'a'), "staff", 1'796'000'600'000, 5, true});
+  c.passes_prune_before_ms = 1'796'000'000'000;
+  c.parts = RoomConfig::kPasses;
   r.ops.emplace_back(op::PutRoom{c});
   r.ops.emplace_back(op::DeleteRoom{});
   return r;
@@ -46,23 +52,28 @@ TEST(Records, ARecordReadsBackAsWritten) {
   ASSERT_TRUE(j.key_hash.has_value());
   EXPECT_EQ((*j.key_hash)[31], 9);
   EXPECT_FALSE(std::get<op::Join>(back->ops[1]).key_hash.has_value());
-  EXPECT_EQ(std::get<op::Leave>(back->ops[2]).seq, 17u);
-  EXPECT_EQ(std::get<op::Activate>(back->ops[3]).seq, 18u);
-  EXPECT_EQ(std::get<op::Admit>(back->ops[4]).count, 100u);
-  EXPECT_EQ(std::get<op::Expire>(back->ops[5]).reason, EndReason::kAbandoned);
-  EXPECT_EQ(std::get<op::Seen>(back->ops[6]).seqs, (std::vector<uint64_t>{3, 5, 1000000, 1000001}));
-  EXPECT_TRUE(std::holds_alternative<op::Clear>(back->ops[7]));
-  EXPECT_EQ(std::get<op::PutRoom>(back->ops[8]).config.capacity, 77u);
-  EXPECT_TRUE(std::get<op::PutRoom>(back->ops[8]).config.trust_user);
-  EXPECT_EQ(std::get<op::PutRoom>(back->ops[8]).config.pow_difficulty, 20);
-  EXPECT_TRUE(std::holds_alternative<op::DeleteRoom>(back->ops[9]));
+  EXPECT_EQ(std::get<op::Join>(back->ops[1]).lane, JoinRequest::kLastLane);
+  EXPECT_EQ(std::get<op::Join>(back->ops[2]).lane, 2u);
+  EXPECT_EQ(std::get<op::Join>(back->ops[2]).probation_s, 30u);
+  EXPECT_EQ(std::get<op::Leave>(back->ops[3]).seq, 17u);
+  EXPECT_EQ(std::get<op::Activate>(back->ops[4]).seq, 18u);
+  EXPECT_EQ(std::get<op::Admit>(back->ops[5]).count, 100u);
+  EXPECT_EQ(std::get<op::Expire>(back->ops[6]).reason, EndReason::kAbandoned);
+  EXPECT_EQ(std::get<op::Seen>(back->ops[7]).seqs, (std::vector<uint64_t>{3, 5, 1000000, 1000001}));
+  EXPECT_TRUE(std::holds_alternative<op::Clear>(back->ops[8]));
+  EXPECT_EQ(std::get<op::PutRoom>(back->ops[9]).config.capacity, 77u);
+  EXPECT_TRUE(std::get<op::PutRoom>(back->ops[9]).config.trust_user);
+  EXPECT_EQ(std::get<op::PutRoom>(back->ops[9]).config, std::get<op::PutRoom>(r.ops[9]).config);
+  EXPECT_EQ(std::get<op::PutRoom>(back->ops[9]).config.pow_difficulty, 20);
+  EXPECT_TRUE(std::holds_alternative<op::DeleteRoom>(back->ops[10]));
 }
 
 // A log's forms (tickets named by seq) share the codec but are no cluster's: a record that
 // holds one is damage, so no replica applies what only a log may say.
 TEST(Records, ALogsFormOfAnOpIsRefused) {
   const std::vector<Op> logs = {op::Join{{1, 2, 3}, "", std::nullopt, 7}, op::Admit{1, 0, {4}},
-                                op::Clear{std::vector<uint64_t>{4}}, op::Draw{}};
+                                op::Clear{std::vector<uint64_t>{4}}, op::Draw{},
+                                op::LaneTurn{1, 9}};
   for (const Op& op : logs) {
     SCOPED_TRACE(op_name(op));
     Record r = sample_record();
@@ -115,6 +126,8 @@ Snapshot sample_snapshot() {
     t.state = seq == 2 ? TicketState::kAllowed : TicketState::kWaiting;
     t.admitted_at_ms = seq == 2 ? 1000 : 0;
     t.seen_at_ms = 500 + static_cast<int64_t>(seq);
+    t.lane = static_cast<uint8_t>(seq % 3);
+    t.probation_s = seq == 2 ? 30 : 0;
     s.image.tickets.push_back(t);
   }
   s.image.config.event.prequeue_at_ms = 1'796'000'000'000;
@@ -131,6 +144,7 @@ Snapshot sample_snapshot() {
   d.end_seq = 10;
   d.refs = {0xfedcba9876543210, 1, 0x8000000000000000};
   s.image.draw = d;
+  s.image.lanes_turn = {true, 1, 12345};
   return s;
 }
 
@@ -145,6 +159,7 @@ TEST(Records, ASnapshotReadsBackAsWritten) {
   EXPECT_EQ(back->image.next_seq, 10u);
   EXPECT_EQ(back->image.counters.admitted_total, 2u);
   EXPECT_EQ(back->image.draw, s.image.draw);
+  EXPECT_EQ(back->image.lanes_turn, s.image.lanes_turn);
   ASSERT_EQ(back->image.tickets.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
     const auto& a = back->image.tickets[i];
@@ -155,6 +170,8 @@ TEST(Records, ASnapshotReadsBackAsWritten) {
     EXPECT_EQ(a.state, b.state);
     EXPECT_EQ(a.admitted_at_ms, b.admitted_at_ms);
     EXPECT_EQ(a.seen_at_ms, b.seen_at_ms);
+    EXPECT_EQ(a.lane, b.lane);
+    EXPECT_EQ(a.probation_s, b.probation_s);
   }
 }
 

@@ -53,6 +53,12 @@ class RecordingEngine final : public Engine {
   Result<JoinRules> join_rules(std::string_view) const override { return note("join_rules"); }
   Result<DrawInfo> draw(std::string_view) const override { return note("draw"); }
   Status restore_draw(std::string_view, const DrawInfo&) override { return note("restore_draw"); }
+  LaneSchedule::Turn lanes_turn(std::string_view) const override {
+    return note("lanes_turn"), LaneSchedule::Turn{true, 1, 2};
+  }
+  Status restore_lanes_turn(std::string_view, const LaneSchedule::Turn&) override {
+    return note("restore_lanes_turn");
+  }
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view) const override {
     return note("export_tickets");
   }
@@ -144,6 +150,8 @@ std::vector<Row> every_call() {
       {"join_rules", [](Engine& e) { ignore(e.join_rules("r")); }},
       {"draw", [](Engine& e) { ignore(e.draw("r")); }},
       {"restore_draw", [=](Engine& e) { ignore(e.restore_draw("r", d)); }},
+      {"lanes_turn", [](Engine& e) { EXPECT_TRUE(e.lanes_turn("r").taken); }},
+      {"restore_lanes_turn", [](Engine& e) { ignore(e.restore_lanes_turn("r", {})); }},
       {"export_tickets", [](Engine& e) { ignore(e.export_tickets("r")); }},
       {"lanes", [](Engine& e) { EXPECT_EQ(e.lanes(), 3U); }},
       {"run_lane", [](Engine& e) { e.run_lane(2); }},

@@ -17,6 +17,7 @@ std::vector<Op> every_op() {
   return {op::Join{{1, 2, 3}, "alice", key, std::nullopt},
           op::Join{{4, 5, 6}, "", std::nullopt, 12},
           op::Join{{7, 8, 9}, "bob", key, 0},
+          op::Join{{7, 8, 9}, "", std::nullopt, 3, 1, 45},
           op::Leave{3},
           op::Activate{4},
           op::Admit{10, 2, {}},
@@ -29,7 +30,8 @@ std::vector<Op> every_op() {
           op::PutRoom{c},
           op::DeleteRoom{},
           op::EventPhase{RoomEvent::Phase::kStarted},
-          op::Draw{part, 3}};
+          op::Draw{part, 3},
+          op::LaneTurn{2, 77}};
 }
 
 // The fields of an op as text, to compare two ops whatever their kind.
@@ -60,7 +62,14 @@ TEST(OpCodec, EveryOpReadsBackAsWritten) {
   ASSERT_TRUE(codec::read_op(in, &back));
   EXPECT_EQ(std::get<op::Join>(back).seq, std::optional<uint64_t>(0));  // seq 0 is a seq
   EXPECT_EQ(std::get<op::Join>(back).user, "bob");
-  EXPECT_EQ(std::get<op::Admit>(every_op()[6]).seqs.size(), 2u);
+  EXPECT_EQ(std::get<op::Admit>(every_op()[7]).seqs.size(), 2u);
+  const auto laned = std::get<op::Join>(every_op()[3]);  // a lane and a probation
+  bytes.clear();
+  codec::put_op(&bytes, laned);
+  codec::Reader in2(bytes);
+  ASSERT_TRUE(codec::read_op(in2, &back));
+  EXPECT_EQ(std::get<op::Join>(back).lane, 1u);
+  EXPECT_EQ(std::get<op::Join>(back).probation_s, 45u);
 }
 
 TEST(OpCodec, OnlyALogsFormsNameTickets) {
@@ -68,7 +77,8 @@ TEST(OpCodec, OnlyALogsFormsNameTickets) {
   for (const Op& op : every_op()) {
     if (names_tickets(op)) naming.emplace_back(op_name(op));
   }
-  EXPECT_EQ(naming, (std::vector<std::string>{"join", "join", "admit", "clear", "clear", "draw"}));
+  EXPECT_EQ(naming, (std::vector<std::string>{"join", "join", "join", "admit", "clear", "clear",
+                                              "draw", "lane_turn"}));
 }
 
 TEST(OpCodec, EveryCutOpIsRefused) {

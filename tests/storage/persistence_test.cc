@@ -213,6 +213,58 @@ TEST_P(Persistence, KeysUsersAndRoomFieldsSurviveARestart) {
   }
 }
 
+// Lanes: every ticket's lane, its probation and the schedule's last turn come back, so
+// every position after a restart (from the log, then from a snapshot, then from the
+// snapshot and the log after it) is what it was.
+TEST_P(Persistence, LanesProbationAndTheLastTurnSurviveARestart) {
+  RoomConfig c = manual(0);
+  c.lanes = {3, 2, 1};
+  c.gate = R"({"queueing_status_code":202})";
+  std::vector<std::string> ids;
+  std::map<std::string, TicketView> before;
+  std::string probed;
+  auto remember = [&](Engine& e) {
+    for (const auto& id : ids) before[id] = e.peek("r", id).value();
+  };
+  {
+    auto e = open();
+    ASSERT_TRUE(e->put_room("r", c).is_ok());
+    for (int i = 0; i < 24; ++i) {
+      JoinRequest req;
+      req.lane = static_cast<uint8_t>(i % 4);  // 3 is past the last: the last
+      ids.emplace_back(id_view(e->join("r", req)->ticket.id));
+    }
+    JoinRequest req;
+    req.probation_s = 20;
+    probed = std::string(id_view(e->join("r", req)->ticket.id));
+    ASSERT_EQ(e->admit("r", 5).value(), 5u);  // the turns move on from the start
+    remember(*e);
+  }
+  for (int round = 0; round < 3; ++round) {
+    auto e = open();
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->room_info("r")->config.lanes, c.lanes);
+    EXPECT_EQ(e->room_info("r")->config.gate, c.gate);
+    for (const auto& id : ids) {
+      auto v = e->peek("r", id);
+      ASSERT_TRUE(v.is_ok());
+      EXPECT_EQ(v->state, before[id].state) << "round " << round << " " << id;
+      EXPECT_EQ(v->position, before[id].position) << "round " << round << " " << id;
+      EXPECT_EQ(v->lane, before[id].lane) << id;
+    }
+    if (round == 0) ASSERT_TRUE(e->snapshot().is_ok());
+    if (round == 1) {  // more turns after the snapshot, replayed on top of it
+      ASSERT_EQ(e->admit("r", 4).value(), 4u);
+      remember(*e);
+    }
+  }
+  auto e = open();
+  ASSERT_EQ(e->admit("r", 100).value(), 16u);  // the probation ticket too, last
+  auto v = e->peek("r", probed);
+  ASSERT_EQ(v->state, TicketState::kAllowed);
+  EXPECT_EQ(v->valid_until_ms, v->admitted_at_ms + 20'000);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllSyncModes, Persistence,
                          ::testing::Values(LogWriter::Sync::kAlways, LogWriter::Sync::kEverySec,
                                            LogWriter::Sync::kNo),

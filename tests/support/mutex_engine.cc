@@ -69,6 +69,8 @@ class MutexEngine final : public Engine {
       k.reason = t.reason;
       k.last_seen_ms = now;
       k.admitted_at_ms = t.admitted_at_ms;
+      k.lane = t.lane;
+      k.probation_s = t.probation_s;
       r.by_id.emplace(std::string(id_view(k.id)), t.seq);
       if (!t.user.empty()) r.by_user[t.user] = t.seq;
       if (holds_slot(t.state)) {
@@ -79,6 +81,20 @@ class MutexEngine final : public Engine {
     r.rebuild_line();
     r.totals.joined_total = r.tickets.size();
     rooms_.emplace(std::string(name), std::move(r));
+    return Status::ok();
+  }
+
+  LaneSchedule::Turn lanes_turn(std::string_view name) const override {
+    std::lock_guard lock(mu_);
+    const MutexRoom* r = find(name);
+    return r != nullptr ? r->last_turn_ : LaneSchedule::Turn{};
+  }
+
+  Status restore_lanes_turn(std::string_view name, const LaneSchedule::Turn& turn) override {
+    std::lock_guard lock(mu_);
+    MutexRoom* r = find(name);
+    if (r == nullptr) return no_room(name);
+    r->last_turn_ = turn;
     return Status::ok();
   }
 
@@ -98,6 +114,8 @@ class MutexEngine final : public Engine {
       x.state = t.state;
       x.reason = t.reason;
       x.admitted_at_ms = holds_slot(t.state) ? t.admitted_at_ms : 0;
+      x.lane = t.lane;
+      x.probation_s = t.probation_s;
       out.push_back(std::move(x));
     }
     return out;
@@ -135,7 +153,7 @@ class MutexEngine final : public Engine {
     std::lock_guard lock(mu_);
     MutexRoom* r = find(name);
     if (r == nullptr) return no_room(name);
-    uint64_t n = r->admit_from_cursor(std::min(count, r->budget(false)));
+    uint64_t n = r->admit(std::min(count, r->budget(false)));
     r->emit_changes();
     return n;
   }
@@ -170,13 +188,15 @@ class MutexEngine final : public Engine {
     t.id = codec_.encode(seq, t.tag);
     t.user = std::string(user);
     t.key_hash = request.key_hash;
+    t.lane = request.lane;
+    t.probation_s = std::min(request.probation_s, JoinRequest::kMaxProbation);
     t.last_seen_ms = clock_->now_ms();
     r->by_id.emplace(std::string(id_view(t.id)), seq);
     if (!user.empty()) r->by_user[t.user] = seq;
     r->totals.joined_total++;
     r->journal(Change::Kind::kJoin, seq);
     if (r->config.admission == AdmissionMode::kAuto) {  // a free slot admits at once
-      r->admit_from_cursor(r->budget(true));
+      r->admit(r->budget(true));
       r->emit_changes();
     }
     return JoinResult{r->view(seq), t.key_hash, true};

@@ -32,6 +32,7 @@ void MutexRoom::rebuild_line() {
 }
 
 void MutexRoom::set_config(const RoomConfig& c) {
+  if (c.lanes != config.lanes) last_turn_ = {};  // new lanes or weights: the turns start again
   config = c;
   tokens_ = std::min<double>(tokens_, c.admit_per_second);
 }
@@ -46,15 +47,16 @@ TicketView MutexRoom::view(uint64_t seq) const {
   v.waiting = waiting();
   v.active = in_use;
   v.capacity = config.capacity;
+  if (!config.lanes.empty()) v.lane = static_cast<uint8_t>(lane_of(t));
   if (t.state == TicketState::kWaiting) {
-    v.position = waiting_before(seq) + 1;
+    v.position = config.lanes.empty() ? waiting_before(seq) + 1 : lane_position(seq);
     double rate = rate_.per_second(env_.clock.now_ms());
     if (rate > 0) v.eta_seconds = static_cast<double>(v.position) / rate;
   } else if (holds_slot(t.state)) {
     v.eta_seconds = 0.0;
     v.admitted_at_ms = t.admitted_at_ms;
     v.valid_until_ms = t.state == TicketState::kAllowed
-                           ? t.admitted_at_ms + int64_t{config.allowed_ttl_seconds} * 1000
+                           ? t.admitted_at_ms + static_cast<int64_t>(allowed_ms(t))
                            : t.last_seen_ms + int64_t{config.session_ttl_seconds} * 1000;
   }
   return v;
@@ -78,6 +80,8 @@ void MutexRoom::journal(Change::Kind kind, uint64_t seq, EndReason why) const {
   c.reason = why;
   c.at_ms = env_.clock.now_ms();
   if (kind == Change::Kind::kJoin) {
+    c.lane = tickets[seq].lane;
+    c.probation_s = tickets[seq].probation_s;
     c.tag = tickets[seq].tag;
     c.user = tickets[seq].user;
     if (tickets[seq].key_hash) c.key_hash = &*tickets[seq].key_hash;
@@ -206,7 +210,7 @@ void MutexRoom::sweep() {
   for (uint64_t seq : holders) {
     const MutexTicket& t = tickets[seq];
     if (t.state == TicketState::kAllowed &&
-        now - t.admitted_at_ms >= int64_t{config.allowed_ttl_seconds} * 1000) {
+        now - t.admitted_at_ms >= static_cast<int64_t>(allowed_ms(t))) {
       expire(seq, EndReason::kAllowedUnused);
     } else if (t.state == TicketState::kActive &&
                now - t.last_seen_ms >= int64_t{config.session_ttl_seconds} * 1000) {
@@ -236,8 +240,71 @@ void MutexRoom::emit_changes() {
 void MutexRoom::run() {
   sweep();
   bool is_auto = config.admission == AdmissionMode::kAuto;
-  admit_from_cursor(is_auto ? budget(true) : 0);
+  admit(is_auto ? budget(true) : 0);
   emit_changes();
+}
+
+uint64_t MutexRoom::lane_head(uint32_t lane) const {
+  for (uint64_t seq = cursor_; seq < tickets.size(); ++seq) {
+    if (tickets[seq].state == TicketState::kWaiting && lane_of(tickets[seq]) == lane) return seq;
+  }
+  return tickets.size();
+}
+
+uint64_t MutexRoom::admit(uint64_t budget) {
+  if (config.lanes.empty()) return admit_from_cursor(budget);
+  const LaneSchedule schedule(config.lanes);
+  const int64_t now = env_.clock.now_ms();
+  const int64_t abandon_ms = int64_t{config.heartbeat_timeout_seconds} * 1000;
+  uint64_t admitted = 0;
+  while (admitted < budget) {
+    uint32_t mask = 0;
+    for (uint32_t j = 0; j < config.lanes.size(); ++j) {
+      for (uint64_t head = lane_head(j); head < tickets.size(); head = lane_head(j)) {
+        if (now - tickets[head].last_seen_ms < abandon_ms) {
+          mask |= 1u << j;
+          break;
+        }
+        expire(head, EndReason::kAbandoned);
+      }
+    }
+    if (mask == 0) break;
+    last_turn_ = schedule.next(last_turn_, mask);
+    const uint64_t seq = lane_head(last_turn_.lane);
+    MutexTicket& t = tickets[seq];
+    t.state = TicketState::kAllowed;
+    t.admitted_at_ms = now;
+    journal(Change::Kind::kAdmit, seq);
+    in_use++;
+    holders.push_back(seq);
+    add_hole(seq);
+    ++admitted;
+    ticket_event(seq, Event::Kind::kAdmitted);
+  }
+  if (admitted != 0) {
+    totals.admitted_total += admitted;
+    env_.admitted_total += admitted;
+    tokens_ = std::max(0.0, tokens_ - static_cast<double>(admitted));
+    rate_.record(now, admitted);
+  }
+  return admitted + admit_from_cursor(0);
+}
+
+uint64_t MutexRoom::lane_position(uint64_t seq) const {
+  const LaneSchedule schedule(config.lanes);
+  std::vector<std::deque<uint64_t>> lanes(config.lanes.size());
+  for (uint64_t s = cursor_; s < tickets.size(); ++s) {
+    if (tickets[s].state == TicketState::kWaiting) lanes[lane_of(tickets[s])].push_back(s);
+  }
+  LaneSchedule::Turn turn = last_turn_;
+  for (uint64_t n = 1;; ++n) {
+    uint32_t mask = 0;
+    for (uint32_t j = 0; j < lanes.size(); ++j) mask |= lanes[j].empty() ? 0 : 1u << j;
+    if (mask == 0) return 0;
+    turn = schedule.next(turn, mask);
+    if (lanes[turn.lane].front() == seq) return n;
+    lanes[turn.lane].pop_front();
+  }
 }
 
 }  // namespace anteroom

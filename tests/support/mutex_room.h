@@ -11,6 +11,7 @@
 
 #include "engine/clock.h"
 #include "engine/journal.h"
+#include "engine/lane_schedule.h"
 #include "engine/model.h"
 #include "engine/rate_window.h"
 #include "engine/ticket_id.h"
@@ -26,6 +27,8 @@ struct MutexTicket {
   EndReason reason = EndReason::kNone;
   int64_t last_seen_ms = 0;
   int64_t admitted_at_ms = 0;
+  uint8_t lane = JoinRequest::kLastLane;  // as the join named it
+  uint16_t probation_s = 0;
 };
 
 // What a room needs from its engine.
@@ -49,6 +52,7 @@ class MutexRoom {
   uint64_t in_use = 0;
   std::vector<uint64_t> holders;
   RoomCounters totals;
+  LaneSchedule::Turn last_turn_;  // with lanes: the last turn taken
 
   uint64_t waiting_before(uint64_t seq) const;
   uint64_t waiting() const { return waiting_before(tickets.size()); }
@@ -61,6 +65,9 @@ class MutexRoom {
   void add_hole(uint64_t seq);
   uint64_t budget(bool rate_capped);
   uint64_t admit_from_cursor(uint64_t budget);
+  // With lanes: each admission takes the next turn (LaneSchedule::next) of a lane someone
+  // waits in, and that lane's first waiting ticket; then passes the head as above.
+  uint64_t admit(uint64_t budget);
   uint64_t clear();
   void expire(uint64_t seq, EndReason why);
   void emit_changes();
@@ -70,6 +77,20 @@ class MutexRoom {
 
  private:
   void sweep();
+  uint32_t lane_of(const MutexTicket& t) const {
+    return std::min<uint32_t>(t.lane, static_cast<uint32_t>(config.lanes.size() - 1));
+  }
+  uint64_t allowed_ms(const MutexTicket& t) const {
+    const uint32_t s = t.probation_s != 0 && t.probation_s < config.allowed_ttl_seconds
+                           ? t.probation_s
+                           : config.allowed_ttl_seconds;
+    return uint64_t{s} * 1000;
+  }
+  // The lane's first WAITING ticket, or none (tickets.size()).
+  uint64_t lane_head(uint32_t lane) const;
+  // With lanes, a WAITING ticket's position: admissions walked one by one, as admit() would
+  // make them, until the ticket's own.
+  uint64_t lane_position(uint64_t seq) const;
   Event room_event(Event::Kind kind) const;
   void ticket_event(uint64_t seq, Event::Kind kind);
 
