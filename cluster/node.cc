@@ -1,5 +1,7 @@
 #include "cluster/node.h"
 
+#include "cluster/lua_scripts.h"
+
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
@@ -302,6 +304,18 @@ void Node::set_wake_hook(std::function<void(size_t)> wake) {
   replica_->set_wake_hook(std::move(wake));
 }
 uint64_t Node::room_set_version() const { return replica_->room_set_version(); }
+uint64_t Node::config_version() const { return replica_->config_version(); }
+
+void Node::spend(std::string_view key, uint32_t limit, int64_t ttl_ms,
+                 std::function<void(bool)> then) {
+  post([this, key = "anteroom:spend:{" + std::string(key) + "}", limit, ttl_ms,
+        then = std::move(then)] {
+    if (!up_) return then(false);
+    cmd_->command({"EVAL", std::string(lua_script("cluster/lua/spend.lua")), "1", key,
+                   std::to_string(limit), std::to_string(ttl_ms)},
+                  [then](const RedisReply& r) { then(!r.is_error() && r.integer == 1); });
+  });
+}
 size_t Node::poll_events(std::vector<Event>& out, size_t max) {
   return replica_->poll_events(out, max);
 }

@@ -65,6 +65,11 @@ class Node final : public ClusterEngine {
   int64_t lane_due_ms(size_t lane) const override;
   void set_wake_hook(std::function<void(size_t)> wake) override;
   uint64_t room_set_version() const override;
+  uint64_t config_version() const override;
+  // In Redis (cluster/lua/spend.lua): once for the whole cluster. Refused while Redis is out
+  // of reach (a one-time thing must not be spent twice).
+  void spend(std::string_view key, uint32_t limit, int64_t ttl_ms,
+             std::function<void(bool)> then) override;
   size_t poll_events(std::vector<Event>& out, size_t max) override;
   EngineStats stats() const override;
   const Clock& clock() const override;

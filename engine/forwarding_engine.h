@@ -79,6 +79,11 @@ class ForwardingEngine : public Engine {
     inner_->set_wake_hook(std::move(wake));
   }
   uint64_t room_set_version() const override { return inner_->room_set_version(); }
+  uint64_t config_version() const override { return inner_->config_version(); }
+  void spend(std::string_view key, uint32_t limit, int64_t ttl_ms,
+             std::function<void(bool)> then) override {
+    inner_->spend(key, limit, ttl_ms, std::move(then));
+  }
   size_t poll_events(std::vector<Event>& out, size_t max) override {
     return inner_->poll_events(out, max);
   }

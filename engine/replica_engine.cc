@@ -152,6 +152,7 @@ Status ShardedEngine::load_image(std::string_view room, const RoomImage& image) 
     p = std::move(fresh);
     break;
   }
+  config_version_.fetch_add(1, std::memory_order_acq_rel);
   return Status::ok();
 }
 

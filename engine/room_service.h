@@ -54,6 +54,14 @@ class RoomService {
   virtual Status health() const { return Status::ok(); }
   // A cluster node's view of its cluster (cluster_view.h); null for a lone engine.
   virtual const ClusterView* cluster_view() const { return nullptr; }
+  // Moves whenever a room is made, changed or removed, here or (a cluster node) anywhere:
+  // what the server keeps of the rooms' configurations is good while it stays.
+  virtual uint64_t config_version() const = 0;
+  // One use of the one-time thing `key` (spend_ledger.h): `then` (any thread, perhaps at
+  // once) gets true if it is within `limit` uses in the `ttl_ms` since its first. Counted
+  // by this engine, or by a cluster node once for the whole cluster.
+  virtual void spend(std::string_view key, uint32_t limit, int64_t ttl_ms,
+                     std::function<void(bool)> then) = 0;
 
   // Writes, answered when done: `then` runs exactly once, on any thread, perhaps before the
   // call returns. An engine whose writes take a round trip (a cluster node waits for its

@@ -82,6 +82,7 @@ Status ShardedEngine::add_room(std::unique_ptr<Room> room) {
     shard.rooms.push_back(std::move(room));
   }
   room_set_version_.fetch_add(1, std::memory_order_acq_rel);
+  config_version_.fetch_add(1, std::memory_order_acq_rel);
   return Status::ok();
 }
 
@@ -96,6 +97,7 @@ void ShardedEngine::remove_room(Room* r) {
   epoch::retire(it->release());
   shard.rooms.erase(it);
   room_set_version_.fetch_add(1, std::memory_order_acq_rel);
+  config_version_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 Status ShardedEngine::create_room(std::string_view name, const RoomConfig& config,
@@ -110,6 +112,7 @@ Status ShardedEngine::create_room(std::string_view name, const RoomConfig& confi
     } else {
       r->set_config(config, true);
     }
+    config_version_.fetch_add(1, std::memory_order_acq_rel);
     shards_[r->shard()]->wake(*r);
     return Status::ok();
   }

@@ -22,6 +22,7 @@
 #include "engine/replica.h"
 #include "engine/room.h"
 #include "engine/room_registry.h"
+#include "engine/spend_ledger.h"
 
 namespace anteroom::sharded {
 
@@ -166,6 +167,13 @@ class ShardedEngine final : public ReplicaEngine {
   void run_lane(size_t lane) override;
   int64_t lane_due_ms(size_t lane) const override;
   void set_wake_hook(std::function<void(size_t)> wake) override { wake_hook_ = std::move(wake); }
+  uint64_t config_version() const override {
+    return config_version_.load(std::memory_order_acquire);
+  }
+  void spend(std::string_view key, uint32_t limit, int64_t ttl_ms,
+             std::function<void(bool)> then) override {
+    then(spent_.spend(key, limit, ttl_ms, clock_->now_ms()));
+  }
   uint64_t room_set_version() const override {
     return room_set_version_.load(std::memory_order_acquire);
   }
@@ -236,7 +244,9 @@ class ShardedEngine final : public ReplicaEngine {
   std::function<void(size_t)> wake_hook_;  // before shards_, which refer to it
   std::vector<std::unique_ptr<Shard>> shards_;
   std::atomic<uint64_t> room_set_version_{1};  // moved by add_room and remove_room
-  std::atomic<int64_t> last_reclaim_ms_{0};    // a lone timestamp: relaxed
+  std::atomic<uint64_t> config_version_{1};    // and by a room's configuration put
+  SpendLedger spent_;
+  std::atomic<int64_t> last_reclaim_ms_{0};  // a lone timestamp: relaxed
 };
 
 }  // namespace anteroom::sharded

@@ -73,6 +73,11 @@ class RecordingEngine final : public Engine {
   }
   void set_wake_hook(std::function<void(size_t)>) override { note("set_wake_hook"); }
   uint64_t room_set_version() const override { return note("room_set_version"), 3; }
+  uint64_t config_version() const override { return note("config_version"), 4; }
+  void spend(std::string_view, uint32_t, int64_t, std::function<void(bool)> then) override {
+    note("spend");
+    then(true);
+  }
   size_t poll_events(std::vector<Event>&, size_t) override { return note("poll_events"), 0; }
   EngineStats stats() const override { return note("stats"), EngineStats{}; }
   const Clock& clock() const override { return note("clock"), clock_; }
@@ -158,6 +163,8 @@ std::vector<Row> every_call() {
       {"lane_due_ms", [](Engine& e) { EXPECT_EQ(e.lane_due_ms(2), 7); }},
       {"set_wake_hook", [](Engine& e) { e.set_wake_hook([](size_t) {}); }},
       {"room_set_version", [](Engine& e) { EXPECT_EQ(e.room_set_version(), 3U); }},
+      {"config_version", [](Engine& e) { EXPECT_EQ(e.config_version(), 4U); }},
+      {"spend", [](Engine& e) { e.spend("k", 1, 1000, [](bool) {}); }},
       {"poll_events",
        [](Engine& e) {
          std::vector<Event> out;

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "engine/spend_ledger.h"
 #include "tests/support/mutex_room.h"
 
 namespace anteroom {
@@ -33,7 +34,8 @@ class MutexEngine final : public Engine {
       it = rooms_.try_emplace(std::string(name), std::string(name), config, env_).first;
     }
     MutexRoom& r = it->second;
-    r.set_config(config);
+    r.set_config(r.config.with_parts_of(config));
+    ++config_version_;
     if (options_.journal != nullptr) {
       Change c;
       c.kind = Change::Kind::kRoomPut;
@@ -43,6 +45,16 @@ class MutexEngine final : public Engine {
     }
     r.run();
     return Status::ok();
+  }
+
+  uint64_t config_version() const override {
+    std::lock_guard lock(mu_);
+    return config_version_;
+  }
+
+  void spend(std::string_view key, uint32_t limit, int64_t ttl_ms,
+             std::function<void(bool)> then) override {
+    then(spent_.spend(key, limit, ttl_ms, clock_->now_ms()));
   }
 
   Status restore_room(std::string_view name, const RoomConfig& config,
@@ -81,6 +93,7 @@ class MutexEngine final : public Engine {
     r.rebuild_line();
     r.totals.joined_total = r.tickets.size();
     rooms_.emplace(std::string(name), std::move(r));
+    ++config_version_;
     return Status::ok();
   }
 
@@ -140,6 +153,7 @@ class MutexEngine final : public Engine {
     auto it = rooms_.find(name);
     if (it == rooms_.end()) return no_room(name);
     rooms_.erase(it);
+    ++config_version_;
     if (options_.journal != nullptr) {
       Change c;
       c.kind = Change::Kind::kRoomDelete;
@@ -333,6 +347,8 @@ class MutexEngine final : public Engine {
   MutexEnv env_;  // guarded by mu_
   mutable std::mutex mu_;
   std::map<std::string, MutexRoom, std::less<>> rooms_;
+  uint64_t config_version_ = 1;  // under mu_: moved by every put and delete
+  SpendLedger spent_;
   std::deque<Event> events_;
   uint64_t dropped_ = 0;
 };

@@ -37,6 +37,11 @@ class TwoNodeEngine final : public Engine {
                       const std::vector<RestoredTicket>& tickets) override;
   Result<std::vector<RestoredTicket>> export_tickets(std::string_view room) const override;
   Result<DrawInfo> draw(std::string_view room) const override { return next().draw(room); }
+  uint64_t config_version() const override { return next().config_version(); }
+  void spend(std::string_view key, uint32_t limit, int64_t ttl_ms,
+             std::function<void(bool)> then) override {
+    next().spend(key, limit, ttl_ms, std::move(then));
+  }
   void run_lane(size_t lane) override;  // one lane: both nodes' every lane
   size_t poll_events(std::vector<Event>& out, size_t max) override;
   EngineStats stats() const override;
