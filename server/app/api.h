@@ -32,6 +32,15 @@
 
 namespace anteroom {
 
+// Any header of a request by name (any case), for what the fields below do not name (the
+// forward-auth gate reads the proxy's X-Forwarded-* and X-Original-*, and a bypass rule any
+// header). Empty when absent.
+class HeaderLookup {
+ public:
+  virtual ~HeaderLookup() = default;
+  virtual std::string_view get(std::string_view name) const = 0;
+};
+
 struct ApiRequest {
   std::string_view method;  // "GET", "POST", ...
   std::string_view target;  // path and query
@@ -47,6 +56,11 @@ struct ApiRequest {
   std::string_view sec_fetch_site;  // Sec-Fetch-Site
   std::string_view host;            // Host
   std::string_view forwarded_host;  // X-Forwarded-Host, set only when the peer is trusted
+  std::string_view accept;          // Accept
+  std::string_view user_agent;      // User-Agent
+  // The peer is a --trusted-proxy: what it says of the original request is believed.
+  bool trusted_peer = false;
+  const HeaderLookup* headers = nullptr;  // every other header; null: none
   std::string_view body;
   // The client's address as bytes (4 for IPv4, the /64 of IPv6): the peer, or behind a trusted
   // proxy the rightmost X-Forwarded-For address not itself trusted. Empty

@@ -1,5 +1,7 @@
 #include "server/app/room_json.h"
 
+#include "server/app/gate_settings.h"
+
 #include <algorithm>
 #include <iterator>
 
@@ -25,6 +27,7 @@ json::object room_json(const RoomInfo& r) {
     o["pow_difficulty"] = r.config.pow_difficulty;
   }
   o["event"] = r.config.event.exists() ? json::value(true) : json::value(false);
+  GateSettings::from_stored(r.config.gate).put_fields(o, r.config.lanes);
   const RoomCounters& c = r.counters;
   o["waiting"] = c.waiting;
   o["active"] = c.active;
@@ -93,7 +96,8 @@ constexpr const char* kFields[] = {"capacity",
 
 bool read_room_fields(const json::object& o, RoomConfig* c, ApiResponse* err) {
   for (const auto& kv : o) {
-    if (std::find(std::begin(kFields), std::end(kFields), kv.key()) == std::end(kFields)) {
+    if (std::find(std::begin(kFields), std::end(kFields), kv.key()) == std::end(kFields) &&
+        !is_gate_field(kv.key())) {
       *err = error_response(400, "invalid_field", "unknown field '" + std::string(kv.key()) + "'");
       return false;
     }
@@ -137,6 +141,7 @@ bool read_room_fields(const json::object& o, RoomConfig* c, ApiResponse* err) {
       return false;
     }
   }
+  if (!read_gate_fields(o, c, err)) return false;
   if (const json::value* a = o.if_contains("admission")) {
     if (a->is_string() && a->as_string() == "auto") {
       c->admission = AdmissionMode::kAuto;

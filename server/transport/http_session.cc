@@ -25,7 +25,7 @@ using Clock = std::chrono::steady_clock;
 // within the buffer fills it, and the read fails with buffer_overflow instead of growing it.
 constexpr size_t kReadSlack = 4096;
 
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+class HttpSession : public std::enable_shared_from_this<HttpSession>, public HeaderLookup {
  public:
   HttpSession(tcp::socket socket, ServerContext& ctx, ConnectionSlot slot, bool in_reserve,
               bool operator_listener)
@@ -148,8 +148,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     a.host = header(http::field::host);
     a.body = req.body();
     a.client = client_address();
-    if (peer_known_ && ctx_.proxies.contains(peer_))
+    a.accept = header(http::field::accept);
+    a.user_agent = header(http::field::user_agent);
+    a.headers = this;
+    if (peer_known_ && ctx_.proxies.contains(peer_)) {
+      a.trusted_peer = true;
       a.forwarded_host = header_named("X-Forwarded-Host");
+    }
     a.operator_listener = operator_listener_;
     ApiResponse r = ctx_.api.handle(a);
     if (r.upgrade != ApiResponse::Upgrade::kNone) return upgrade(std::move(r));
@@ -242,6 +247,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         space + 1, line.rfind(' ') > space ? line.rfind(' ') - space - 1 : std::string_view::npos);
   }
 
+  std::string_view get(std::string_view name) const override { return header_named(name); }
   std::string_view header_named(std::string_view name) const {
     const auto& req = parser_->get();
     auto it = req.find(name);

@@ -1,0 +1,97 @@
+#include "server/app/gate_index.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "server/app/route_table.h"
+
+namespace anteroom {
+
+GateIndex::GateIndex(const std::vector<RoomInfo>& rooms) {
+  for (const RoomInfo& r : rooms) {
+    if (r.config.gate.empty()) continue;
+    rooms_.push_back(Room{r.name, GateSettings::from_stored(r.config.gate), r.config.lanes});
+  }
+  for (size_t i = 0; i < rooms_.size(); ++i) {
+    by_name_.emplace(rooms_[i].name, i);
+    for (const MatchRule& m : rooms_[i].settings.match) {
+      entries_.push_back(Entry{m.host, m.path_prefix, i});
+    }
+  }
+  std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+    if (a.prefix.size() != b.prefix.size()) return a.prefix.size() > b.prefix.size();
+    return !a.host.empty() && b.host.empty();
+  });
+}
+
+bool host_fits(std::string_view rule_host, std::string_view host) {
+  if (rule_host.empty()) return true;
+  if (host.size() < rule_host.size()) return false;
+  for (size_t i = 0; i < rule_host.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(host[i])) != rule_host[i]) return false;
+  }
+  // The same host, or the same with a port the rule does not name.
+  return host.size() == rule_host.size() ||
+         (host[rule_host.size()] == ':' && rule_host.find(':') == std::string_view::npos);
+}
+
+const GateIndex::Room* GateIndex::find(std::string_view host, std::string_view path) const {
+  for (const Entry& e : entries_) {
+    if (path.starts_with(e.prefix) && host_fits(e.host, host)) return &rooms_[e.room];
+  }
+  return nullptr;
+}
+
+const GateIndex::Room* GateIndex::room(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &rooms_[it->second];
+}
+
+bool has_cookie(std::string_view cookies, std::string_view name) {
+  for (size_t i = 0; i < cookies.size();) {
+    while (i < cookies.size() && (cookies[i] == ' ' || cookies[i] == ';')) ++i;
+    const size_t end = std::min(cookies.find(';', i), cookies.size());
+    const std::string_view pair = cookies.substr(i, end - i);
+    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=') {
+      return true;
+    }
+    i = end;
+  }
+  return false;
+}
+
+namespace {
+
+bool contains_any_case(std::string_view haystack, std::string_view lowered_needle) {
+  if (lowered_needle.size() > haystack.size()) return false;
+  for (size_t i = 0; i + lowered_needle.size() <= haystack.size(); ++i) {
+    size_t k = 0;
+    while (k < lowered_needle.size() &&
+           std::tolower(static_cast<unsigned char>(haystack[i + k])) == lowered_needle[k]) {
+      ++k;
+    }
+    if (k == lowered_needle.size()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool bypasses(const BypassRule& rule, const GateRequest& r) {
+  if (!rule.path_prefix.empty() && !r.path.starts_with(rule.path_prefix)) return false;
+  if (!rule.path_suffix.empty() && !r.path.ends_with(rule.path_suffix)) return false;
+  if (rule.methods != 0 && (rule.methods & method_bit(r.method)) == 0) return false;
+  if (!rule.cidr.empty() && std::none_of(rule.cidr.begin(), rule.cidr.end(),
+                                         [&](const Network& n) { return n.contains(r.client); })) {
+    return false;
+  }
+  if (!rule.user_agent.empty() && !contains_any_case(r.user_agent, rule.user_agent)) return false;
+  if (!rule.header_name.empty()) {
+    const std::string_view value =
+        r.headers != nullptr ? r.headers->get(rule.header_name) : std::string_view{};
+    if (value.find(rule.header_contains) == std::string_view::npos) return false;
+  }
+  return rule.cookie.empty() || has_cookie(r.cookies, rule.cookie);
+}
+
+}  // namespace anteroom

@@ -1,0 +1,52 @@
+// Which room protects a request the forward-auth gate is asked about: every room's match
+// rules in one list, the longest path prefix first (docs/api.md, "The forward-auth gate").
+// Built from the rooms' settings (gate_settings.h) and built again when a room's
+// configuration changes (RoomService::config_version).
+//
+// Thread safety: immutable once built; share it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/model.h"
+#include "server/app/gate_settings.h"
+
+namespace anteroom {
+
+class GateIndex {
+ public:
+  struct Room {
+    std::string name;
+    GateSettings settings;
+    std::vector<uint32_t> weights;  // the lanes'
+  };
+
+  explicit GateIndex(const std::vector<RoomInfo>& rooms);
+
+  // The room whose rule fits `host` (lower case, as sent: a port stays) and the plain
+  // `path` best: the longest path prefix, then a rule that names the host over one that
+  // does not; null when no rule fits.
+  const Room* find(std::string_view host, std::string_view path) const;
+  // A room's settings; null for a room with none set (the defaults) or none at all.
+  const Room* room(std::string_view name) const;
+  size_t rules() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    std::string host;    // empty: any host
+    std::string prefix;  // empty: any path
+    size_t room;
+  };
+  std::vector<Entry> entries_;  // longest prefix first, host-naming first among equals
+  std::vector<Room> rooms_;
+  std::unordered_map<std::string_view, size_t> by_name_;
+};
+
+// The host a request asked for, lower case; a rule without a port also fits it with one.
+bool host_fits(std::string_view rule_host, std::string_view host);
+
+}  // namespace anteroom
