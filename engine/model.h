@@ -192,6 +192,10 @@ struct JoinRules {
   uint32_t ip_joins_per_minute = 0;
   uint8_t pow_difficulty = 0;  // RoomConfig::pow_difficulty
   bool trust_user = false;     // RoomConfig::trust_user
+  // A join now would be admitted at once: an auto room (or passthrough) with a free slot,
+  // nobody waiting, no pre-queue. As of the read: a join racing others may still wait.
+  bool free_slot = false;
+  uint32_t session_ttl_seconds = 900;  // RoomConfig::session_ttl_seconds
 };
 
 // A drawn pre-queue: the seed that drew it, the seqs it covered, its refs (fair_draw.h) in

@@ -59,11 +59,7 @@ class Room {
   Result<TicketDetail> describe(std::string_view id) const;
   std::vector<RestoredTicket> export_live() const;
   RoomConfig config() const;
-  JoinRules join_rules() const {
-    return JoinRules{ip_joins_per_minute_.load(std::memory_order_relaxed),
-                     pow_difficulty_.load(std::memory_order_relaxed),
-                     trust_user_.load(std::memory_order_relaxed)};
-  }
+  JoinRules join_rules() const;
   RoomCounters counters() const;
   size_t bytes_allocated() const { return line_.bytes_allocated() + users_.bytes_allocated(); }
   // For tests that need to stand between a join's claim and its publish.

@@ -39,8 +39,14 @@ class RoomService {
   virtual Result<JoinRules> join_rules(std::string_view room) const {
     auto info = room_info(room);
     if (!info.is_ok()) return info.status();
-    return JoinRules{info->config.ip_joins_per_minute, info->config.pow_difficulty,
-                     info->config.trust_user};
+    const RoomConfig& c = info->config;
+    const RoomCounters& n = info->counters;
+    const bool admits = c.mode == RoomMode::kPassthrough ||
+                        (c.admission == AdmissionMode::kAuto && c.mode != RoomMode::kQueueAll &&
+                         c.mode != RoomMode::kReject && (c.capacity == 0 || n.active < c.capacity));
+    const bool prequeue = c.event.exists() && c.event.phase == RoomEvent::Phase::kPrequeue;
+    return JoinRules{c.ip_joins_per_minute, c.pow_difficulty, c.trust_user,
+                     admits && n.waiting == 0 && !prequeue, c.session_ttl_seconds};
   }
   // The room's last draw (model.h's DrawInfo), once one happened; kWrongState before.
   // Engines without events say kInvalidArgument.

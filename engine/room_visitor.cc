@@ -79,6 +79,16 @@ std::string_view Room::user_of(const void* room, uint64_t seq) {
   return s != nullptr && s->extra != nullptr ? s->extra->user() : std::string_view{};
 }
 
+JoinRules Room::join_rules() const {
+  const bool prequeue = event_phase_.load(std::memory_order_relaxed) ==
+                        static_cast<uint8_t>(RoomEvent::Phase::kPrequeue);
+  return JoinRules{
+      ip_joins_per_minute_.load(std::memory_order_relaxed),
+      pow_difficulty_.load(std::memory_order_relaxed), trust_user_.load(std::memory_order_relaxed),
+      mode() != RoomMode::kReject && might_admit() && line_.waiting() == 0 && !prequeue,
+      session_ttl_s_.load(std::memory_order_relaxed)};
+}
+
 bool Room::might_admit() const {
   const RoomMode m = mode();
   if (m == RoomMode::kPassthrough) return true;

@@ -15,6 +15,7 @@
 
 #include "engine/fair_draw.h"
 #include "server/app/cross_site.h"
+#include "server/app/gate_index.h"
 #include "server/app/json_text.h"
 #include "server/app/push_hub.h"
 #include "server/app/route_table.h"
@@ -64,6 +65,8 @@ Api::Api(RoomService& engine, const TokenSigner& tokens, Metrics& metrics, const
   unsigned char key[32];
   if (RAND_bytes(key, sizeof key) != 1) std::abort();
   pow_ = std::make_unique<ProofOfWork>(std::string_view(reinterpret_cast<char*>(key), sizeof key));
+  if (RAND_bytes(key, sizeof key) != 1) std::abort();
+  link_key_.assign(reinterpret_cast<char*>(key), sizeof key);
 }
 
 namespace {
@@ -273,7 +276,11 @@ ApiResponse Api::handle(const ApiRequest& req) const {
   }
   // A write from a page on another site (a form, a script, a WebSocket: ENTER joins) is
   // refused before it reaches any route, so it changes nothing.
-  const bool writes = (req.method != "GET" && req.method != "HEAD") || (f.row && f.row->writes);
+  // The forward-auth gate is asked about a visitor's request, whatever its method: it
+  // writes nothing of the asker's.
+  const bool gate = f.row != nullptr && f.row->route == Route::kForwardAuth;
+  const bool writes =
+      !gate && ((req.method != "GET" && req.method != "HEAD") || (f.row && f.row->writes));
   if (writes && from_another_site({req.origin, req.sec_fetch_site, req.host, req.forwarded_host},
                                   options_.public_url, options_.allow_origins)) {
     return with(error_response(403, "cross_site",
@@ -347,7 +354,13 @@ ApiResponse Api::wait_route(const ApiRequest& req, std::string_view room,
                             std::string_view query) const {
   auto info = engine_.room_info(room);
   const Branding brand = info.is_ok() ? Branding::from_json(info->config.page) : Branding{};
-  return wait_page(room, query, req.accept_language, req.return_header, brand);
+  ApiResponse res = wait_page(room, query, req.accept_language, req.return_header, brand);
+  // The room's queueing_status_code (200 by default): what a crawler or a monitor sees.
+  if (const GateIndexRoom* g = gate_index()->room(room)) {
+    res.status = g->settings.queueing_status_code;
+    if (res.status == 429 || res.status == 503) res.headers.emplace_back("Retry-After", "10");
+  }
+  return res;
 }
 
 }  // namespace anteroom

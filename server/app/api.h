@@ -144,6 +144,9 @@ class Api {
   // The key of proof-of-work challenges (derived from the token secret so that every node of
   // a cluster agrees); until set, a random one. Call before serving.
   void set_pow_key(std::string_view key) { pow_ = std::make_unique<ProofOfWork>(key); }
+  // The key of the gate's signed links (/v1/enter, passes: gate_links.h), derived from the
+  // token secret so that every node of a cluster takes every node's; until set, a random one.
+  void set_link_key(std::string key) { link_key_ = std::move(key); }
   // What the dashboard's routes read (the server ticks it); until set, they answer 503.
   void set_dashboard(const class DashboardFeed* feed) { dashboard_ = feed; }
 
@@ -164,6 +167,12 @@ class Api {
   // ALLOWED/ACTIVE ticket and, for a bound ticket, its `key`, as TOKEN~KEY.
   std::string admission_cookie(std::string_view room, const TicketView& v,
                                std::string_view key = {}) const;
+  // The cookie's value alone (TOKEN~KEY), the token valid to `until_ms` (engine clock; 0:
+  // the ticket's own deadline), and the Set-Cookie of such a value.
+  std::string admission_value(std::string_view room, const TicketView& v, std::string_view key,
+                              int64_t until_ms = 0) const;
+  std::string admission_set_cookie(std::string_view room, std::string_view value,
+                                   int64_t max_age_s) const;
   // "; Secure" when --public-url is https, else "".
   std::string admission_cookie_name(std::string_view room) const;  // gate.cc
   const char* secure_attribute() const;
@@ -197,6 +206,41 @@ class Api {
   ApiResponse leave_route(std::string_view room, std::string_view ticket) const;
   ApiResponse ws_route(std::string_view room) const;
   ApiResponse gate_route(std::string_view room, std::string_view cookie) const;
+  // What a valid admission cookie gave: the ticket, now ACTIVE, the key it is bound to, and
+  // when the cookie's token ends (Unix s).
+  struct Admitted {
+    TicketDetail ticket;
+    std::string key;
+    int64_t cookie_expires_at = 0;
+  };
+  // Finds the admission among a request's cookies and uses it (ALLOWED -> ACTIVE, the
+  // session refreshed); `done` (any thread) gets it, or nothing.
+  void check_admission(std::string_view room, std::string_view cookies,
+                       std::function<void(std::optional<Admitted>)> done) const;
+  // The forward-auth gate (forward_auth.cc): GET /v1/gate, and /v1/authz/{path} for Envoy
+  // (`authz_path`: the visitor's path under that prefix, with the query).
+  ApiResponse forward_auth(const ApiRequest& req, std::optional<std::string_view> authz_path) const;
+  // GET /v1/enter?t=... (a one-time link the gate made) or ?pass=... (a pass): sets the
+  // cookie and sends the visitor back (enter_routes.cc).
+  ApiResponse enter_route(const ApiRequest& req, std::string_view query) const;
+  // POST, GET /v1/rooms/{room}/passes and DELETE /v1/rooms/{room}/passes/{id}.
+  ApiResponse passes_route(const ApiRequest& req, std::string_view room, std::string_view id) const;
+  // GET /wait: the waiting page of the room whose match rules fit the address to go back to.
+  ApiResponse wait_any_route(const ApiRequest& req, std::string_view query) const;
+  // The rooms' gate settings, built again when a room's configuration changed.
+  std::shared_ptr<const class GateIndex> gate_index() const;
+  // One question of the forward-auth gate on its way (forward_auth.cc).
+  struct GateAsk;
+  void gate_allow(const GateAsk& a, const Admitted& admitted, const Respond& respond) const;
+  void gate_not_admitted(const std::shared_ptr<GateAsk>& a, const Respond& respond) const;
+  void gate_deny(const GateAsk& a, const Respond& respond) const;
+  // The admission cookie `value` to the visitor: on the 200 where the proxy passes it on,
+  // else by a 302 through a one-time /v1/enter link (a browser's GET only; false if neither).
+  bool gate_set_cookie(const GateAsk& a, const std::string& value, int64_t max_age_s,
+                       std::string_view visitor, const Respond& respond) const;
+  // A valid pass among the cookies: signed, for this room, not revoked, not expired.
+  bool pass_admits(const struct GateIndexRoom& room, std::string_view cookies) const;
+  std::string pass_cookie_name(std::string_view room) const;
   // A cookie the gate may try (gate.cc): its token and key, the token's claims once
   // verified, and whether verifying it still costs a signature check.
   struct GateCandidate {
@@ -204,11 +248,11 @@ class Api {
     TokenClaims claims;
     bool needs_check = false;
   };
-  // The gate's next candidate (from `index` on), answered through `respond`; `old_keys`:
-  // the separate key cookies of earlier versions.
+  // The gate's next candidate (from `index` on), answered through `done`; `old_keys`: the
+  // separate key cookies of earlier versions.
   void gate_try(const std::string& room, std::vector<GateCandidate> candidates,
                 const std::vector<std::string>& old_keys, size_t index,
-                const Respond& respond) const;
+                std::function<void(std::optional<Admitted>)> done) const;
   // GET a ticket (status or events): answers, or waits until this copy of the room has
   // caught up if the ticket may be one it has not seen yet (a cluster node), then answers.
   ApiResponse ticket_read(std::string_view room, std::string_view ticket, bool events) const;
@@ -268,6 +312,10 @@ class Api {
   };
   std::unique_ptr<JoinLimiter> join_limiter_ = std::make_unique<JoinLimiter>();
   std::unique_ptr<ProofOfWork> pow_;  // set in the constructor or by set_pow_key
+  std::string link_key_;              // set in the constructor or by set_link_key
+  mutable std::mutex gate_mu_;        // one rebuilds the gate index at a time
+  mutable std::atomic<std::shared_ptr<const class GateIndex>> gate_index_;
+  mutable std::atomic<uint64_t> gate_version_{0};
   mutable std::mutex draw_cache_mu_;
   mutable std::map<std::string, CachedDraw> draw_cache_;
 };
@@ -278,6 +326,9 @@ ApiResponse user_in_line();
 ApiResponse error_response(unsigned status, std::string_view code, std::string_view message);
 // Unix ms as RFC 3339 in UTC with milliseconds ("2026-12-01T01:00:00.000Z").
 std::string rfc3339(int64_t unix_ms);
+// An RFC 3339 time ("2026-12-01T10:00:00Z", "...T19:00:00.250+09:00") as Unix ms; nullopt for
+// anything else, dates that do not exist included.
+std::optional<int64_t> parse_rfc3339(std::string_view text);
 // 405 with the Allow header, counted under `r`.
 ApiResponse method_not_allowed(std::string_view allow, Route r);
 // An engine error as an HTTP error (404 for unknown room or ticket, 503 for a full room...).

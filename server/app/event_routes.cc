@@ -184,6 +184,8 @@ std::optional<RoomEvent> read_event(const json::object& o, int64_t now_ms, ApiRe
 
 }  // namespace
 
+std::optional<int64_t> parse_rfc3339(std::string_view text) { return parse_time(text); }
+
 std::string rfc3339(int64_t unix_ms) {
   const time_t t = static_cast<time_t>(unix_ms / 1000);
   struct tm tm {};

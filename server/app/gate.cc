@@ -100,6 +100,26 @@ void Api::use_claims(std::string_view room, const TokenClaims& claims,
 }
 
 ApiResponse Api::gate_route(std::string_view room, std::string_view cookies) const {
+  return answer_when([&](const Respond& respond) {
+    check_admission(room, cookies, [this, room = std::string(room), respond](auto admitted) {
+      if (!admitted) {
+        return respond(
+            error_response(401, "no_admission", "no valid admission for room '" + room + "'"));
+      }
+      // The session goes on: a fresh token, valid to the new idle deadline, and the key it
+      // is bound to, replace the cookie, so the visitor is never locked out while using
+      // the service.
+      ApiResponse res;
+      res.status = 204;
+      res.headers.emplace_back("Set-Cookie",
+                               admission_cookie(room, admitted->ticket.ticket, admitted->key));
+      respond(std::move(res));
+    });
+  });
+}
+
+void Api::check_admission(std::string_view room, std::string_view cookies,
+                          std::function<void(std::optional<Admitted>)> done) const {
   const std::string name = admission_cookie_name(room);
   const std::vector<std::string> old_keys =
       cookie_values(cookies, "anteroom_" + std::string(room) + "_key", 8);
@@ -138,24 +158,19 @@ ApiResponse Api::gate_route(std::string_view room, std::string_view cookies) con
     }
   }
   if (costly) cheap.push_back(std::move(*costly));
-  return answer_when([&](const Respond& respond) {
-    gate_try(std::string(room), std::move(cheap), old_keys, 0, respond);
-  });
+  gate_try(std::string(room), std::move(cheap), old_keys, 0, std::move(done));
 }
 
 // Tries the candidates in turn: the first whose admission still holds wins. Only the last may
 // need a signature check; if it fails, so does the request.
 void Api::gate_try(const std::string& room, std::vector<GateCandidate> candidates,
                    const std::vector<std::string>& old_keys, size_t index,
-                   const Respond& respond) const {
-  if (index == candidates.size()) {
-    return respond(
-        error_response(401, "no_admission", "no valid admission for room '" + room + "'"));
-  }
+                   std::function<void(std::optional<Admitted>)> done) const {
+  if (index == candidates.size()) return done(std::nullopt);
   GateCandidate& c = candidates[index];
   if (c.needs_check) {
     auto claims = tokens_.verify(c.parts.token, room, now_ms() / 1000);
-    if (!claims) return gate_try(room, {}, old_keys, 0, respond);
+    if (!claims) return done(std::nullopt);
     c.claims = std::move(*claims);
   }
   std::vector<std::string> keys = old_keys;
@@ -163,17 +178,13 @@ void Api::gate_try(const std::string& room, std::vector<GateCandidate> candidate
   const TokenClaims claims = c.claims;
   use_claims(room, claims, keys,
              [this, room, candidates = std::move(candidates), old_keys, keys, index,
-              respond](const Result<TicketDetail>& used) {
-               if (!used.is_ok()) return gate_try(room, candidates, old_keys, index + 1, respond);
-               // The session goes on: a fresh token, valid to the new idle deadline, and the
-               // key it is bound to, replace the cookie, so the visitor is never locked out
-               // while using the service.
-               const std::string key =
+              done = std::move(done)](const Result<TicketDetail>& used) mutable {
+               if (!used.is_ok()) {
+                 return gate_try(room, std::move(candidates), old_keys, index + 1, std::move(done));
+               }
+               std::string key =
                    used->key_hash ? key_hashing_to(keys, *used->key_hash) : std::string();
-               ApiResponse res;
-               res.status = 204;
-               res.headers.emplace_back("Set-Cookie", admission_cookie(room, used->ticket, key));
-               respond(std::move(res));
+               done(Admitted{used.value(), std::move(key), candidates[index].claims.expires_at});
              });
 }
 
@@ -220,13 +231,25 @@ std::string Api::admission_cookie(std::string_view room, const TicketView& v,
   // Rounded up: the cookie lives as long as its token, not a second less.
   const int64_t max_age =
       std::max<int64_t>(1, (v.valid_until_ms - engine_.clock().now_ms() + 999) / 1000);
-  std::string value = token_for(room, v);
+  return admission_set_cookie(room, admission_value(room, v, key), max_age);
+}
+
+std::string Api::admission_value(std::string_view room, const TicketView& v, std::string_view key,
+                                 int64_t until_ms) const {
+  TicketView t = v;
+  if (until_ms != 0) t.valid_until_ms = until_ms;
+  std::string value = token_for(room, t);
   if (!key.empty()) {
     value += '~';
     value += key;
   }
-  return admission_cookie_name(room) + "=" + value +
-         "; Path=/; Max-Age=" + std::to_string(max_age) + "; SameSite=Lax; HttpOnly" +
+  return value;
+}
+
+std::string Api::admission_set_cookie(std::string_view room, std::string_view value,
+                                      int64_t max_age_s) const {
+  return admission_cookie_name(room) + "=" + std::string(value) +
+         "; Path=/; Max-Age=" + std::to_string(max_age_s) + "; SameSite=Lax; HttpOnly" +
          secure_attribute();
 }
 
@@ -236,6 +259,12 @@ std::string Api::admission_cookie(std::string_view room, const TicketView& v,
 // prefix is possible (it needs Secure), and the name is anteroom_{room}.
 std::string Api::admission_cookie_name(std::string_view room) const {
   return (options_.public_url.starts_with("https://") ? "__Host-anteroom_" : "anteroom_") +
+         std::string(room);
+}
+
+std::string Api::pass_cookie_name(std::string_view room) const {
+  return (options_.public_url.starts_with("https://") ? "__Host-anteroom_pass_"
+                                                      : "anteroom_pass_") +
          std::string(room);
 }
 

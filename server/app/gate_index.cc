@@ -9,8 +9,9 @@ namespace anteroom {
 
 GateIndex::GateIndex(const std::vector<RoomInfo>& rooms) {
   for (const RoomInfo& r : rooms) {
-    if (r.config.gate.empty()) continue;
-    rooms_.push_back(Room{r.name, GateSettings::from_stored(r.config.gate), r.config.lanes});
+    if (r.config.gate.empty() && r.config.passes.empty()) continue;
+    rooms_.push_back(
+        Room{r.name, GateSettings::from_stored(r.config.gate), r.config.lanes, r.config.passes});
   }
   for (size_t i = 0; i < rooms_.size(); ++i) {
     by_name_.emplace(rooms_[i].name, i);

@@ -17,13 +17,17 @@
 
 namespace anteroom {
 
+// A room as the gate sees it.
+struct GateIndexRoom {
+  std::string name;
+  GateSettings settings;
+  std::vector<uint32_t> weights;  // the lanes'
+  std::vector<RoomConfig::Pass> passes;
+};
+
 class GateIndex {
  public:
-  struct Room {
-    std::string name;
-    GateSettings settings;
-    std::vector<uint32_t> weights;  // the lanes'
-  };
+  using Room = GateIndexRoom;
 
   explicit GateIndex(const std::vector<RoomInfo>& rooms);
 

@@ -90,7 +90,7 @@ struct Reader {
     if (!v->is_array() || v->as_array().empty()) return fail(where + ".methods", "must be a list");
     for (const json::value& m : v->as_array()) {
       const uint8_t bit = m.is_string() ? method_bit(m.as_string()) : 0;
-      if (bit == 0) {
+      if (bit == 0 || bit == kOther) {
         return fail(where + ".methods", "must name GET, HEAD, POST, PUT or DELETE");
       }
       *out |= bit;

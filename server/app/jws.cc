@@ -126,6 +126,16 @@ std::optional<int64_t> number_claim(const json::object& o, const char* k) {
   return v->as_int64();
 }
 
+std::string sign_hs256(const json::object& claims, std::string_view secret) {
+  std::string out = base64url_encode(R"({"alg":"HS256","typ":"JWT"})");
+  out += '.';
+  out += base64url_encode(json::serialize(claims));
+  const std::string mac = hmac_sha256(secret, out);
+  out += '.';
+  out += base64url_encode(mac);
+  return out;
+}
+
 std::optional<boost::json::object> verify_hs256(std::string_view token, std::string_view secret,
                                                 TokenError* why) {
   auto fail = [&](TokenError e) -> std::optional<json::object> {

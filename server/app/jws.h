@@ -47,5 +47,7 @@ std::optional<int64_t> number_claim(const boost::json::object& o, const char* k)
 // algorithm are refused; the signature is compared in constant time); no claim is checked.
 std::optional<boost::json::object> verify_hs256(std::string_view token, std::string_view secret,
                                                 TokenError* why);
+// An HS256 JWT of these claims under `secret` (header {"alg":"HS256","typ":"JWT"}).
+std::string sign_hs256(const boost::json::object& claims, std::string_view secret);
 
 }  // namespace anteroom

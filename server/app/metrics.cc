@@ -206,6 +206,7 @@ std::string Metrics::render(bool per_room) const {
   render_requests(t);
   render_connections(t);
   render_tokens(t);
+  t.out += gate_.render(per_room);
   return std::move(t.out);
 }
 
@@ -217,6 +218,7 @@ std::string Metrics::render(const Engine& engine, bool per_room) const {
   render_connections(t);
   render_tokens(t);
   render_storage(t, engine, stats);
+  t.out += gate_.render(per_room);
   if (!per_room) return std::move(t.out);
   const std::vector<RoomInfo> rooms = engine.rooms();
   t.head("anteroom_room_waiting", "gauge", "Tickets waiting, per room.");

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "server/app/gate_counters.h"
 
 namespace anteroom {
 
@@ -42,6 +43,9 @@ enum class Route : uint8_t {
   kDashboard,
   kDashboardStream,
   kRoomHistory,
+  kForwardAuth,
+  kEnter,
+  kPasses,
   kNotFound,
   kCrossSite,  // a write from a page on another site, refused before routing
   kUnrouted,   // refused by the transport before routing: bad HTTP, 413, 431, shutting down
@@ -77,6 +81,7 @@ class Metrics {
   // outlive the metrics' renders). The routes see only the RoomService part of an engine;
   // the process that holds the whole one sets it here. Until set, those series are left out.
   void read_engine(const Engine* engine) { engine_ = engine; }
+  GateCounters& gate() { return gate_; }
 
   // `per_room`: also the series per room (their labels are room names).
   std::string render(const Engine& engine, bool per_room = true) const;
@@ -115,6 +120,7 @@ class Metrics {
   std::atomic<uint64_t> dropped_slow_{0}, refused_{0}, accept_backoffs_{0};
   std::atomic<uint64_t> access_log_queue_full_{0}, access_log_write_failed_{0};
   std::atomic<uint64_t> access_log_reopen_failed_{0};
+  GateCounters gate_;
 };
 
 }  // namespace anteroom

@@ -12,7 +12,7 @@ uint8_t method_bit(std::string_view method) {
   if (method == "POST") return kPost;
   if (method == "PUT") return kPut;
   if (method == "DELETE") return kDelete;
-  return 0;
+  return method.empty() ? 0 : kOther;
 }
 
 std::string allow_header(uint8_t methods) {
@@ -39,7 +39,7 @@ bool match_pattern(std::string_view pattern, std::string_view path, std::string_
     }
     const size_t close = pattern.find('}', i);
     const std::string_view name = pattern.substr(i + 1, close - i - 1);
-    const size_t end = std::min(path.find('/', j), path.size());
+    const size_t end = name == "path" ? path.size() : std::min(path.find('/', j), path.size());
     (name == "room" ? *room : *ticket) = path.substr(j, end - j);
     i = close + 1, j = end;
   }
@@ -66,6 +66,18 @@ struct RouteTable {
        [](A a, C c) { return a.join_route(c.room, c.req.body, c.req.client); }},
       {kGet | kHead, "/v1/gate/{room}", Route::kGate, "gate", kV, true, false, kNone,
        [](A a, C c) { return a.gate_route(c.room, c.req.cookie); }},
+      // The forward-auth gate: any method (Envoy asks with the visitor's), reserved like
+      // the gate above (it serves visitors already admitted).
+      {kAnyMethod, "/v1/gate", Route::kForwardAuth, "forward_auth", kV, true, false, kNone,
+       [](A a, C c) { return a.forward_auth(c.req, std::nullopt); }},
+      {kAnyMethod, "/v1/authz/{path}", Route::kForwardAuth, "forward_auth", kV, true, false, kNone,
+       [](A a, C c) {
+         const std::string path =
+             std::string(c.ticket) + (c.query.empty() ? "" : "?" + std::string(c.query));
+         return a.forward_auth(c.req, path);
+       }},
+      {kGet | kHead, "/v1/enter", Route::kEnter, "enter", kV, true, false, kNone,
+       [](A a, C c) { return a.enter_route(c.req, c.query); }},
       {kGet, "/v1/rooms/{room}/tickets/{ticket}/events", Route::kEvents, "events", kV, false, false,
        kNone, [](A a, C c) { return a.ticket_read(c.room, c.ticket, true); }},
       {kDelete, "/v1/rooms/{room}/tickets/{ticket}", Route::kLeave, "leave", kV, false, false,
@@ -76,6 +88,8 @@ struct RouteTable {
        [](A a, C c) { return a.ws_route(c.room); }},
       {kGet | kHead, "/wait/{room}", Route::kWaitPage, "wait_page", kV, false, false, kNone,
        [](A a, C c) { return a.wait_route(c.req, c.room, c.query); }},
+      {kGet | kHead, "/wait", Route::kWaitPage, "wait_page", kV, false, false, kNone,
+       [](A a, C c) { return a.wait_any_route(c.req, c.query); }},
       {kGet, "/v1/rooms/{room}/challenge", Route::kChallenge, "challenge", kV, false, false, kNone,
        [](A a, C c) { return a.challenge_route(c.room); }},
       {kGet | kHead, "/.well-known/jwks.json", Route::kJwks, "jwks", kV, false, false, kNone,
@@ -124,6 +138,10 @@ struct RouteTable {
        [](A a, C c) { return a.admit_route(c.room, c.req.body); }},
       {kPost, "/v1/rooms/{room}/clear", Route::kClear, "clear", kO, false, false, kAdmin,
        [](A a, C c) { return a.clear_route(c.room); }},
+      {kGet | kPost, "/v1/rooms/{room}/passes", Route::kPasses, "passes", kO, false, false, kAdmin,
+       [](A a, C c) { return a.passes_route(c.req, c.room, {}); }},
+      {kDelete, "/v1/rooms/{room}/passes/{id}", Route::kPasses, "passes", kO, false, false, kAdmin,
+       [](A a, C c) { return a.passes_route(c.req, c.room, c.ticket); }},
   };
 };
 

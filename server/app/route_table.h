@@ -16,9 +16,12 @@
 
 namespace anteroom {
 
-// HTTP methods as bits, so that one row takes GET and HEAD.
-enum Method : uint8_t { kGet = 1, kHead = 2, kPost = 4, kPut = 8, kDelete = 16 };
-// The bit of a request's method; 0 for any other method.
+// HTTP methods as bits, so that one row takes GET and HEAD; kOther is every other method
+// (PATCH, OPTIONS, ...), which only the forward-auth gate's rows take (Envoy asks with the
+// visitor's own method).
+enum Method : uint8_t { kGet = 1, kHead = 2, kPost = 4, kPut = 8, kDelete = 16, kOther = 32 };
+constexpr uint8_t kAnyMethod = kGet | kHead | kPost | kPut | kDelete | kOther;
+// The bit of a request's method; kOther for any other method, 0 for none.
 uint8_t method_bit(std::string_view method);
 // "GET, HEAD, PUT": the Allow header of a method set.
 std::string allow_header(uint8_t methods);
@@ -32,17 +35,19 @@ enum class Audience : uint8_t { kVisitor, kOperator, kBoth };
 enum class Auth : uint8_t { kNone, kAdmin, kVerify, kScrape };
 
 // What a handler gets: the request and the pattern's parameters ({room} already a valid
-// room name; {ticket} as given: the engine knows its tickets).
+// room name; {ticket} as given: the engine knows its tickets; {id} likewise; {path}, last in
+// a pattern, takes the rest of the path, slashes and all).
 struct RouteCall {
   const ApiRequest& req;
   std::string_view query;
   std::string_view room;
-  std::string_view ticket;
+  std::string_view ticket;  // {ticket}, {id} or {path}
 };
 
 struct RouteRow {
   uint8_t methods;           // Method bits
-  std::string_view pattern;  // "/v1/rooms/{room}/tickets/{ticket}": {room} and {ticket} only
+  std::string_view pattern;  // "/v1/rooms/{room}/tickets/{ticket}": {room}, then {ticket},
+                             // {id} or {path}
   Route route;
   const char* name;  // the route label in /metrics
   Audience audience;
@@ -57,7 +62,8 @@ struct RouteRow {
 // Every row, in the order Api::handle tries them (the busiest first).
 std::span<const RouteRow> route_table();
 
-// Whether `path` has the shape of `pattern`; fills *room and *ticket from its parameters.
+// Whether `path` has the shape of `pattern`; fills *room and *ticket from its parameters
+// (*ticket: {ticket}, {id} or {path}).
 bool match_pattern(std::string_view pattern, std::string_view path, std::string_view* room,
                    std::string_view* ticket);
 

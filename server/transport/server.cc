@@ -29,6 +29,7 @@ struct Server::Impl {
         push_timer(*contexts[0]) {
     // Every node of a cluster has the same secret, so each accepts the others' challenges.
     api.set_pow_key(hmac_sha256(secret, "anteroom proof-of-work key"));
+    api.set_link_key(hmac_sha256(secret, "anteroom gate link key"));
     api.set_dashboard(&dashboard);
     metrics.count_signatures_of(&tokens);
     metrics.read_engine(engine.get());

@@ -46,16 +46,18 @@ function response(pointer, r) {
 
 const templates = Object.keys(doc.paths).map((t) => ({ template: t, parts: t.split("/") }));
 // The template a path matches: same number of segments, every literal segment equal;
-// literal segments win over parameters (OpenAPI's rule for concrete paths).
+// literal segments win over parameters (OpenAPI's rule for concrete paths). A `{path}` last
+// in a template takes the rest of the path, slashes and all (/v1/authz/{path}).
 function matchPath(path) {
   const parts = path.split("/");
   let best = null;
   let bestLiterals = -1;
   for (const t of templates) {
-    if (t.parts.length !== parts.length) continue;
+    const rest = t.parts[t.parts.length - 1] === "{path}";
+    if (rest ? parts.length < t.parts.length : t.parts.length !== parts.length) continue;
     let literals = 0;
     let ok = true;
-    for (let i = 0; i < parts.length && ok; i++) {
+    for (let i = 0; i < t.parts.length && ok; i++) {
       if (/^\{[^}]+\}$/.test(t.parts[i])) continue;
       if (t.parts[i] === parts[i]) literals++;
       else ok = false;

@@ -125,6 +125,8 @@ class ApiDirect : public ::testing::Test {
     std::string p(row.pattern);
     if (size_t i = p.find("{room}"); i != std::string::npos) p.replace(i, 6, "r");
     if (size_t i = p.find("{ticket}"); i != std::string::npos) p.replace(i, 8, ticket_);
+    if (size_t i = p.find("{id}"); i != std::string::npos) p.replace(i, 4, "0123");
+    if (size_t i = p.find("{path}"); i != std::string::npos) p.replace(i, 6, "shop/cart");
     return p;
   }
 
@@ -161,7 +163,7 @@ TEST(RouteTable, EveryRouteHasARowAndNoTwoRowsTakeTheSameRequest) {
   }
 }
 
-TEST(RouteTable, PatternsNameOnlyTheRoomAndTheTicket) {
+TEST(RouteTable, PatternsNameOnlyTheRoomTheTicketAnIdOrTheRestOfThePath) {
   for (const RouteRow& row : route_table()) {
     std::string_view p = row.pattern;
     EXPECT_TRUE(p.starts_with('/')) << p;
@@ -169,7 +171,9 @@ TEST(RouteTable, PatternsNameOnlyTheRoomAndTheTicket) {
       const size_t close = p.find('}', open);
       ASSERT_NE(close, std::string_view::npos) << p;
       const std::string_view name = p.substr(open + 1, close - open - 1);
-      EXPECT_TRUE(name == "room" || name == "ticket") << p;
+      EXPECT_TRUE(name == "room" || name == "ticket" || name == "id" ||
+                  (name == "path" && close == p.size() - 1))
+          << p;
     }
   }
 }
@@ -183,6 +187,11 @@ TEST(RouteTable, PatternsTakeWholeSegments) {
   EXPECT_FALSE(match_pattern("/v1/rooms/{room}", "/v1/rooms/a/tickets", &room, &ticket));
   EXPECT_FALSE(match_pattern("/v1/rooms/{room}/tickets", "/v1/rooms/a/ticketsx", &room, &ticket));
   EXPECT_FALSE(match_pattern("/v1/rooms", "/v1/rooms/", &room, &ticket));
+  EXPECT_TRUE(match_pattern("/v1/authz/{path}", "/v1/authz/shop/a/b", &room, &ticket));
+  EXPECT_EQ(ticket, "shop/a/b");
+  EXPECT_TRUE(match_pattern("/v1/authz/{path}", "/v1/authz/", &room, &ticket));
+  EXPECT_EQ(ticket, "");
+  EXPECT_FALSE(match_pattern("/v1/authz/{path}", "/v1/authz", &room, &ticket));
   EXPECT_TRUE(match_pattern("/v1/rooms/{room}", "/v1/rooms/", &room, &ticket));
   EXPECT_EQ(room, "");
   EXPECT_EQ(allow_header(kGet | kHead | kDelete), "GET, HEAD, DELETE");
