@@ -232,8 +232,10 @@ struct TicketView {
   // allowed_ttl_seconds) or refreshed (ACTIVE: last use plus session_ttl_seconds); 0 while
   // waiting or ended.
   int64_t valid_until_ms = 0;
-  // In a room with lanes: the ticket's lane (an index into RoomConfig::lanes); else 0.
+  // In a room with lanes: the ticket's lane (an index into RoomConfig::lanes) and how many
+  // the room has; else both 0.
   uint8_t lane = 0;
+  uint8_t lanes = 0;
 };
 
 struct JoinResult {

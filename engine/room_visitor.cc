@@ -176,6 +176,7 @@ TicketView Room::view_of(uint64_t seq, const Slot& slot, uint8_t packed,
   v.seq = seq;
   if (const uint8_t lanes = lane_count_.load(std::memory_order_relaxed); lanes != 0) {
     v.lane = std::min<uint8_t>(terms_lane(slot.terms), lanes - 1);
+    v.lanes = lanes;
   }
   v.state = state_of(packed);
   v.reason = reason_of(packed);

@@ -157,6 +157,14 @@ std::string Api::status_json(std::string_view room, const TicketView& v) const {
     out += mode_name(v.mode);
     out += '"';
   }
+  if (v.lanes != 0) {  // the lane's name, as the room's lanes give it (operator text: escaped)
+    const GateIndexRoom* g = gate_index()->room(room);
+    const std::string name = g != nullptr && v.lane < g->settings.lane_names.size()
+                                 ? g->settings.lane_names[v.lane]
+                                 : "lane" + std::to_string(v.lane);
+    out += R"(,"lane":)";
+    out += json::serialize(json::string(name));
+  }
   if (v.opens_at_ms != 0) {
     out += R"(,"opens_at":")";
     out += rfc3339(v.opens_at_ms);

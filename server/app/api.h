@@ -141,6 +141,13 @@ class Api {
   std::optional<JoinRefusal> refuse_join(std::string_view room, std::string_view client,
                                          const PowSolution* pow, const std::string& user = {},
                                          const UserProof& proof = {}) const;
+  // What an invite makes of a join (docs/api.md, "Invites and lanes"): in a room whose
+  // join_requires is "invite" one is needed (403 invite_invalid without a valid one); in
+  // any room a valid one names the user (its sub, *user: a given one must be the same) and
+  // the lane (*lane, JoinRequest's), and proves the user (proof->invited).
+  std::optional<JoinRefusal> invite_terms(std::string_view room,
+                                          const std::optional<std::string>& invite,
+                                          std::string* user, uint8_t* lane, UserProof* proof) const;
   // The key of proof-of-work challenges (derived from the token secret so that every node of
   // a cluster agrees); until set, a random one. Call before serving.
   void set_pow_key(std::string_view key) { pow_ = std::make_unique<ProofOfWork>(key); }

@@ -2,6 +2,7 @@
 #include <boost/json.hpp>
 
 #include "server/app/api.h"
+#include "server/app/gate_index.h"
 #include "server/app/keys.h"
 #include "server/app/token.h"
 
@@ -17,6 +18,8 @@ struct JoinBody {
   std::optional<KeyHash> key_hash;
   UserProof proof;
   std::optional<Api::PowSolution> pow;
+  std::optional<std::string> invite;
+  uint8_t lane = JoinRequest::kLastLane;
 };
 
 bool read_string(const json::object& o, const char* key, size_t max,
@@ -34,7 +37,8 @@ bool read_string(const json::object& o, const char* key, size_t max,
 }
 
 bool read_join_body(const json::object& o, JoinBody* b, ApiResponse* err) {
-  static constexpr std::string_view kFields[] = {"user", "key", "key_sha256", "user_token", "pow"};
+  static constexpr std::string_view kFields[] = {"user",       "key", "key_sha256",
+                                                 "user_token", "pow", "invite"};
   for (const auto& kv : o) {
     if (std::find(std::begin(kFields), std::end(kFields), kv.key()) == std::end(kFields)) {
       *err = error_response(400, "invalid_field", "unknown field '" + std::string(kv.key()) + "'");
@@ -44,7 +48,8 @@ bool read_join_body(const json::object& o, JoinBody* b, ApiResponse* err) {
   std::optional<std::string> user, key_sha256;
   if (!read_string(o, "user", 512, &user, err) || !read_string(o, "key", 256, &b->proof.key, err) ||
       !read_string(o, "key_sha256", 64, &key_sha256, err) ||
-      !read_string(o, "user_token", 4096, &b->proof.user_token, err)) {
+      !read_string(o, "user_token", 4096, &b->proof.user_token, err) ||
+      !read_string(o, "invite", 4096, &b->invite, err)) {
     return false;
   }
   if (user && !valid_user(*user)) {
@@ -92,8 +97,38 @@ ApiResponse user_in_line() {
                         "browser (with its key) or with a user_token from the service");
 }
 
+std::optional<Api::JoinRefusal> Api::invite_terms(std::string_view room,
+                                                  const std::optional<std::string>& invite,
+                                                  std::string* user, uint8_t* lane,
+                                                  UserProof* proof) const {
+  const GateIndexRoom* settings = gate_index()->room(room);
+  const bool required = settings != nullptr && settings->settings.invite_only;
+  if (!invite) {
+    if (!required) return std::nullopt;
+    return JoinRefusal{403, "invite_invalid",
+                       "this room takes invited visitors only: join with \"invite\", the JWT "
+                       "the service gave you"};
+  }
+  std::string why;
+  auto got = read_invite(*invite, options_.user_secret, room, now_ms() / 1000, &why);
+  if (!got) return JoinRefusal{403, "invite_invalid", why};
+  if (!user->empty() && *user != got->sub) {
+    return JoinRefusal{403, "invite_invalid", "the invite is for another user"};
+  }
+  *user = got->sub;
+  proof->invited = true;
+  if (settings != nullptr && !got->lane.empty()) {
+    *lane = settings->settings.lane_index(got->lane);
+    if (*lane == JoinRequest::kLastLane) {
+      return JoinRefusal{403, "invite_invalid", "the invite names a lane the room has not"};
+    }
+  }
+  return std::nullopt;
+}
+
 bool Api::proves_user(std::string_view room, const std::string& user, const UserProof& proof,
                       const JoinResult& r) const {
+  if (proof.invited) return true;  // the service signed an invite for this user
   if (proof.key && r.key_hash && same_hash(hash_key(*proof.key), *r.key_hash)) return true;
   if (proof.user_token &&
       user_token_names(*proof.user_token, options_.user_secret, user, room, now_ms() / 1000)) {
@@ -136,7 +171,7 @@ std::optional<Api::JoinRefusal> Api::refuse_join(std::string_view room, std::str
   // Names are the protected service's to vouch for: with --user-secret, a join that names a
   // user (a new ticket or a return) carries the service's assertion for that user, so a
   // name is never squatted by whoever joins with it first.
-  if (!user.empty() && !options_.user_secret.empty() && !rules->trust_user &&
+  if (!user.empty() && !options_.user_secret.empty() && !rules->trust_user && !proof.invited &&
       !(proof.user_token &&
         user_token_names(*proof.user_token, options_.user_secret, user, room, now_ms() / 1000))) {
     return JoinRefusal{403, "user_token_required",
@@ -200,24 +235,27 @@ ApiResponse Api::join_route(std::string_view room, std::string_view body,
   if (!o) return err;
   auto b = std::make_shared<JoinBody>();
   if (!read_join_body(*o, b.get(), &err)) return err;
-  if (auto no = refuse_join(room, client, b->pow ? &*b->pow : nullptr, b->user, b->proof)) {
+  auto no = invite_terms(room, b->invite, &b->user, &b->lane, &b->proof);
+  if (!no) no = refuse_join(room, client, b->pow ? &*b->pow : nullptr, b->user, b->proof);
+  if (no) {
     ApiResponse res = error_response(no->status, no->code, no->message);
     if (no->status == 429)
       res.headers.emplace_back("Retry-After", std::to_string(no->retry_after_s));
     return res;
   }
   return answer_when([&](const Respond& respond) {
-    join(room, JoinRequest{b->user, b->key_hash},
-         [this, room = std::string(room), b, respond](Result<JoinResult> r) {
-           if (!r.is_ok()) return respond(engine_error(r.status()));
-           if (!r->created && !proves_user(room, b->user, b->proof, r.value())) {
-             return respond(user_in_line());
-           }
-           ApiResponse res;
-           res.status = r->created ? 201 : 200;
-           res.body = status_json(room, r->ticket);
-           respond(std::move(res));
-         });
+    JoinRequest req{b->user, b->key_hash};
+    req.lane = b->lane;
+    join(room, req, [this, room = std::string(room), b, respond](Result<JoinResult> r) {
+      if (!r.is_ok()) return respond(engine_error(r.status()));
+      if (!r->created && !proves_user(room, b->user, b->proof, r.value())) {
+        return respond(user_in_line());
+      }
+      ApiResponse res;
+      res.status = r->created ? 201 : 200;
+      res.body = status_json(room, r->ticket);
+      respond(std::move(res));
+    });
   });
 }
 

@@ -22,6 +22,7 @@ bool same_hash(const KeyHash& a, const KeyHash& b);
 struct UserProof {
   std::optional<std::string> key;         // the key the ticket was bound to
   std::optional<std::string> user_token;  // an assertion signed by the protected service
+  bool invited = false;  // an invite the service signed for this user (Api::invite_terms)
 };
 
 }  // namespace anteroom

@@ -12,11 +12,12 @@ namespace {
 // The strings of the page an operator may replace: every key of web/i18n/wait/en.json
 // (tests/server/page_branding_test.cc checks the two agree).
 constexpr const char* kTextKeys[] = {
-    "title",          "position", "ahead",       "eta",       "keep",     "admitted",    "ended",
-    "retry",          "joining",  "offline",     "unknown",   "prequeue", "startsIn",    "inDraw",
-    "paused",         "closed",   "closedTitle", "checkDraw", "notify",   "turnTitle",   "ref",
-    "solving",        "bounced",  "endedTitle",  "notInLine", "full",     "rateLimited", "failed",
-    "powUnavailable", "progress", "seconds",     "minutes",   "about",    "noRoom"};
+    "title",     "position",  "ahead",       "eta",     "keep",           "admitted",
+    "ended",     "retry",     "joining",     "offline", "unknown",        "prequeue",
+    "startsIn",  "inDraw",    "paused",      "closed",  "closedTitle",    "checkDraw",
+    "notify",    "turnTitle", "ref",         "solving", "bounced",        "endedTitle",
+    "notInLine", "full",      "rateLimited", "failed",  "powUnavailable", "progress",
+    "seconds",   "minutes",   "about",       "noRoom",  "inviteInvalid"};
 constexpr const char* kColorKeys[] = {"background", "card", "text", "accent"};
 constexpr const char* kFields[] = {"title", "message", "logo_url", "colors", "texts", "template"};
 

@@ -243,6 +243,36 @@ bool user_token_names(std::string_view token, std::string_view secret, std::stri
   return exp && *exp > now_s;  // an assertion without an end would be good for ever
 }
 
+std::optional<Invite> read_invite(std::string_view token, std::string_view secret,
+                                  std::string_view room, int64_t now_s, std::string* why) {
+  if (secret.empty()) {
+    *why = "this server takes no invites (no --user-secret)";
+    return std::nullopt;
+  }
+  TokenError e = TokenError::kMalformed;
+  auto o = verify_hs256(token, secret, &e);
+  if (!o) {
+    *why = std::string("the invite is not one: ") + token_error_text(e);
+    return std::nullopt;
+  }
+  const json::string* r = string_claim(*o, "room");
+  const json::string* sub = string_claim(*o, "sub");
+  const json::string* lane = string_claim(*o, "lane");
+  auto exp = number_claim(*o, "exp");
+  if (r == nullptr || *r != room) {
+    *why = "the invite is for another room";
+  } else if (sub == nullptr || !valid_user(*sub)) {
+    *why = "the invite names no valid user (sub)";
+  } else if (!exp || *exp <= now_s) {
+    *why = "the invite has expired";
+  } else if (o->contains("lane") && (lane == nullptr || lane->empty())) {
+    *why = "the invite's lane must be a lane's name";
+  } else {
+    return Invite{std::string(*sub), lane != nullptr ? std::string(*lane) : std::string()};
+  }
+  return std::nullopt;
+}
+
 Result<TokenSigner> load_token_signer(const std::string& alg, const std::string& data_dir,
                                       const std::string& key_file, const std::string& previous_file,
                                       std::string secret, bool* created_key) {

@@ -119,4 +119,15 @@ Result<TokenSigner> load_token_signer(const std::string& alg, const std::string&
 bool user_token_names(std::string_view token, std::string_view secret, std::string_view user,
                       std::string_view room, int64_t now_s);
 
+// An invite to a room (docs/api.md, "Invites and lanes"): an HS256 JWT the protected service
+// signed with `secret` (the --user-secret) whose `room` is `room`, whose `sub` (a user,
+// valid_user) is who it invites, whose `exp` has not passed, and whose optional `lane` names
+// the lane to wait in. nullopt with *why saying what is wrong.
+struct Invite {
+  std::string sub;
+  std::string lane;  // empty: the room's last lane
+};
+std::optional<Invite> read_invite(std::string_view token, std::string_view secret,
+                                  std::string_view room, int64_t now_s, std::string* why);
+
 }  // namespace anteroom

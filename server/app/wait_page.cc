@@ -2,7 +2,9 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
+#include <cctype>
 
 #include "server/app/token.h"
 #include "server/app/web_files.h"
@@ -199,6 +201,15 @@ ApiResponse wait_page(std::string_view room, std::string_view query,
   config["returnTo"] = ret;
   config["strings"] = strings;
   config["powWorker"] = web_file("web/wait/pow_worker.js");
+  // An invite the service linked the visitor here with (?invite=JWT): the page joins with it.
+  // Only a JWT's characters; anything else is left out.
+  if (auto invite = query_param(query, "invite");
+      invite && !invite->empty() && invite->size() <= 4096 &&
+      std::all_of(invite->begin(), invite->end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
+      })) {
+    config["invite"] = *invite;
+  }
   // One pass over each template: what is put in is never scanned for placeholders again (a
   // return address holding "%COLORS%" stays text).
   const std::pair<std::string_view, std::string_view> style_fills[] = {{"%COLORS%", colors}};

@@ -71,6 +71,9 @@ WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
       proof.key = std::string(k->as_string());
     if (const json::value* t = o.if_contains("userToken"); t != nullptr && t->is_string())
       proof.user_token = std::string(t->as_string());
+    std::optional<std::string> invite;
+    if (const json::value* i = o.if_contains("invite"); i != nullptr && i->is_string())
+      invite = std::string(i->as_string());
     std::optional<Api::PowSolution> pow;
     if (const json::value* w = o.if_contains("pow"); w != nullptr && w->is_object()) {
       const json::value* c = w->as_object().if_contains("challenge");
@@ -79,7 +82,7 @@ WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
         pow = Api::PowSolution{std::string(c->as_string()), std::string(n->as_string())};
       }
     }
-    r = enter(uid, proof, pow ? &*pow : nullptr);
+    r = enter(uid, proof, pow ? &*pow : nullptr, invite);
   } else if (*type == "CHECK_QUEUE_STATUS") {
     r = say(check(uid));
   } else if (*type == "LEAVE") {
@@ -91,9 +94,15 @@ WsProtocol::Reply WsProtocol::on_message(std::string_view text) {
   return r;
 }
 
-WsProtocol::Reply WsProtocol::enter(const std::string& uid, const UserProof& proof,
-                                    const Api::PowSolution* pow) {
-  if (auto no = api_.refuse_join(room_, client_, pow, uid, proof)) {
+WsProtocol::Reply WsProtocol::enter(const std::string& given_uid, const UserProof& given_proof,
+                                    const Api::PowSolution* pow,
+                                    const std::optional<std::string>& invite) {
+  std::string uid = given_uid;
+  UserProof proof = given_proof;
+  uint8_t lane = JoinRequest::kLastLane;
+  auto no = api_.invite_terms(room_, invite, &uid, &lane, &proof);
+  if (!no) no = api_.refuse_join(room_, client_, pow, uid, proof);
+  if (no) {
     std::string why = std::string(no->code) + ": ";
     why += no->status == 429 ? "too many joins from your address; try again in " +
                                    std::to_string(no->retry_after_s) + " s"
@@ -103,13 +112,12 @@ WsProtocol::Reply WsProtocol::enter(const std::string& uid, const UserProof& pro
   std::optional<KeyHash> key;
   if (proof.key) key = hash_key(*proof.key);
   Reply r;
-  r.later = [api = &api_, room = room_, uid, proof, key](std::function<void(Step)> resume) {
-    api->join(room, JoinRequest{uid, key},
-              [uid, proof, resume = std::move(resume)](Result<JoinResult> j) {
-                resume([j = std::move(j), uid, proof](WsProtocol& p) {
-                  return p.entered(j, uid, proof);
-                });
-              });
+  r.later = [api = &api_, room = room_, uid, proof, key, lane](std::function<void(Step)> resume) {
+    JoinRequest req{uid, key};
+    req.lane = lane;
+    api->join(room, req, [uid, proof, resume = std::move(resume)](Result<JoinResult> j) {
+      resume([j = std::move(j), uid, proof](WsProtocol& p) { return p.entered(j, uid, proof); });
+    });
   };
   return r;
 }

@@ -1,7 +1,8 @@
 // Seed 000's WebSocket protocol (docs/seeds.md, docs/api.md) for one socket of one room,
 // without the socket: the transport hands over each text message and each push, and sends
 // what comes back.
-//   client: {"type":"ENTER"|"CHECK_QUEUE_STATUS"|"LEAVE","userId":"u"}
+//   client: {"type":"ENTER"|"CHECK_QUEUE_STATUS"|"LEAVE","userId":"u"} (ENTER may carry
+//           "key", "userToken", "pow" and, in a room that asks for one, "invite")
 //   server: ALLOWED / QUEUE on ENTER, QUEUE_STATUS on CHECK (with "inReplyTo"), VISITOR_COUNT
 //           to every socket of the room when counts change, ALLOWED pushed the moment a
 //           waiting user is admitted, QUEUE_STATUS pushed when the user's position moves,
@@ -54,7 +55,8 @@ class WsProtocol {
   const std::string& ticket() const { return ticket_; }
 
  private:
-  Reply enter(const std::string& uid, const UserProof& proof, const Api::PowSolution* pow);
+  Reply enter(const std::string& uid, const UserProof& proof, const Api::PowSolution* pow,
+              const std::optional<std::string>& invite);
   std::string client_;
   std::vector<std::string> entered(const Result<JoinResult>& j, const std::string& uid,
                                    const UserProof& proof);

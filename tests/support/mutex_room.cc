@@ -47,7 +47,10 @@ TicketView MutexRoom::view(uint64_t seq) const {
   v.waiting = waiting();
   v.active = in_use;
   v.capacity = config.capacity;
-  if (!config.lanes.empty()) v.lane = static_cast<uint8_t>(lane_of(t));
+  if (!config.lanes.empty()) {
+    v.lane = static_cast<uint8_t>(lane_of(t));
+    v.lanes = static_cast<uint8_t>(config.lanes.size());
+  }
   if (t.state == TicketState::kWaiting) {
     v.position = config.lanes.empty() ? waiting_before(seq) + 1 : lane_position(seq);
     double rate = rate_.per_second(env_.clock.now_ms());

@@ -233,6 +233,7 @@ async function join() {
   $("retry").hidden = true;
   try {
     const body = {key: secret};
+    if (CONFIG.invite) body.invite = CONFIG.invite;  // the service's invite (?invite=)
     if (pow) body.pow = pow;
     pow = null;  // each proof is good for one join
     const r = await fetch("/v1/rooms/" + ROOM + "/tickets", {
@@ -252,8 +253,8 @@ async function join() {
     if (!r.ok) {  // no place: said in the page's language, and tried again later
       const code = s.error && s.error.code;
       const said = {room_closed: T.closed, room_full: T.full, rate_limited: T.rateLimited,
-        room_not_found: T.noRoom}[code];
-      const closed = code === "room_closed" || code === "room_not_found";
+        room_not_found: T.noRoom, invite_invalid: T.inviteInvalid}[code];
+      const closed = code === "room_closed" || code === "room_not_found" || code === "invite_invalid";
       if (said) {
         document.body.dataset.phase = closed ? "closed" : "refused";
         $("position").textContent = "-";
