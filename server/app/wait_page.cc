@@ -160,6 +160,21 @@ std::optional<std::string> query_param(std::string_view query, std::string_view 
   return std::nullopt;
 }
 
+namespace {
+
+// An invite the service linked the visitor here with (?invite=JWT): the page joins with it.
+// Only a JWT's characters; anything else is left out.
+std::optional<std::string> page_invite(std::string_view query) {
+  auto invite = query_param(query, "invite");
+  if (!invite || invite->empty() || invite->size() > 4096) return std::nullopt;
+  const bool jwt = std::all_of(invite->begin(), invite->end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
+  });
+  return jwt ? invite : std::nullopt;
+}
+
+}  // namespace
+
 std::string safe_return_url(std::string_view url) {
   if (url.empty() || url[0] != '/' || url.starts_with("//") || url.starts_with("/\\")) return "/";
   for (unsigned char c : url) {
@@ -201,15 +216,7 @@ ApiResponse wait_page(std::string_view room, std::string_view query,
   config["returnTo"] = ret;
   config["strings"] = strings;
   config["powWorker"] = web_file("web/wait/pow_worker.js");
-  // An invite the service linked the visitor here with (?invite=JWT): the page joins with it.
-  // Only a JWT's characters; anything else is left out.
-  if (auto invite = query_param(query, "invite");
-      invite && !invite->empty() && invite->size() <= 4096 &&
-      std::all_of(invite->begin(), invite->end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
-      })) {
-    config["invite"] = *invite;
-  }
+  if (auto invite = page_invite(query)) config["invite"] = *invite;
   // One pass over each template: what is put in is never scanned for placeholders again (a
   // return address holding "%COLORS%" stays text).
   const std::pair<std::string_view, std::string_view> style_fills[] = {{"%COLORS%", colors}};
