@@ -201,8 +201,9 @@ ApiResponse Api::passes_route(const ApiRequest& req, std::string_view room,
 }
 
 ApiResponse Api::wait_any_route(const ApiRequest& req, std::string_view query) const {
-  // The address to go back to: ?return= (a path), or ingress-nginx's ?rd= (a whole URL).
-  std::string ret = query_param(query, "return").value_or("");
+  // The address to go back to: ?return= (a path), or ingress-nginx's ?rd= (a whole URL), or
+  // nginx's X-Anteroom-Return (the page shown in place, at the address itself).
+  std::string ret = query_param(query, "return").value_or(std::string(req.return_header));
   std::string host(!req.forwarded_host.empty() ? req.forwarded_host : req.host);
   if (ret.empty()) {
     const std::string rd = query_param(query, "rd").value_or("");

@@ -163,6 +163,7 @@ bool read_list(const json::object& o, const char* key, size_t max, Reader& r, st
   if (!v->is_array() || v->as_array().size() > max) {
     return r.fail(key, "must be a list of at most " + std::to_string(max));
   }
+  out->clear();  // a list given replaces the room's
   for (size_t i = 0; i < v->as_array().size(); ++i) {
     T item;
     if (!read_one(v->as_array()[i], std::string(key) + "[" + std::to_string(i) + "]", &item)) {
@@ -229,6 +230,8 @@ bool read_gate(const json::object& o, GateSettings& g, std::vector<uint32_t>& we
     const bool list = v->is_array() && (v->as_array().empty() ||
                                         (v->as_array().size() >= 2 && v->as_array().size() <= 8));
     if (!list) return r.fail("lanes", "must be a list of 2 to 8 lanes (or empty: none)");
+    g.lane_names.clear();
+    weights.clear();
     for (size_t i = 0; i < v->as_array().size(); ++i) {
       const std::string w = "lanes[" + std::to_string(i) + "]";
       const json::value& lane = v->as_array()[i];
@@ -299,8 +302,9 @@ void put_common(const GateSettings& g, json::object& o) {
 }  // namespace
 
 bool read_gate_fields(const json::object& o, RoomConfig* c, ApiResponse* err) {
-  GateSettings g;
-  std::vector<uint32_t> weights;
+  // The room's as they are: a PUT changes the fields it names and keeps the others.
+  GateSettings g = GateSettings::from_stored(c->gate);
+  std::vector<uint32_t> weights = c->lanes;
   if (!read_gate(o, g, weights, err)) return false;
   c->gate = g.to_stored();
   c->lanes = std::move(weights);

@@ -69,7 +69,7 @@ bool bypasses(const BypassRule& rule, const GateRequest& r);
 // The names of the fields read_gate_fields takes.
 bool is_gate_field(std::string_view key);
 // Reads the gate's fields of a PUT body into *c (RoomConfig::gate and lanes); the fields a
-// body leaves out take their defaults. false with *err the 400 answer naming the field.
+// body leaves out stay as *c has them. false with *err the 400 answer naming the field.
 bool read_gate_fields(const boost::json::object& o, RoomConfig* c, ApiResponse* err);
 
 // Whether a Cookie header holds a cookie named `name`.

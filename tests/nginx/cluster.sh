@@ -51,7 +51,8 @@ pids+=($!)
 wait_port "$A"; wait_port "$B"; wait_port "$N"
 
 curl -sf -X PUT -H "Authorization: Bearer $KEY" "http://127.0.0.1:$A/v1/rooms/demo" \
-  -d '{"capacity":1,"admission":"manual"}' >/dev/null || fail "cannot create the room"
+  -d '{"capacity":1,"admission":"manual","match":[{"path_prefix":"/"}]}' >/dev/null ||
+  fail "cannot create the room"
 tickets=()
 for i in 1 2 3 4; do
   join=$(curl -sf -X POST "http://127.0.0.1:$N/v1/rooms/demo/tickets" -d '{}') || fail "join $i through nginx"

@@ -147,7 +147,8 @@ NGINX
 
   # Anteroom up: the config behaves as anteroom.conf does.
   curl -sf -X PUT -H "Authorization: Bearer $KEY" "http://127.0.0.1:$A/v1/rooms/demo" \
-    -d '{"capacity":5,"admission":"manual"}' >/dev/null || fail "$name: cannot create the room"
+    -d '{"capacity":5,"admission":"manual","match":[{"path_prefix":"/"}]}' >/dev/null ||
+    fail "$name: cannot create the room"
   expect_waiting_page "$name, anteroom up"
   ticket=$(curl -sf -X POST "http://127.0.0.1:$N/v1/rooms/demo/tickets" -d '{}' |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["ticket"])') || fail "$name: join through nginx"
@@ -183,13 +184,17 @@ NGINX
   pids+=("$sick")
   wait_port "$A"
   expect_fallback "$mode" "$name, the gate answers 503"
-  grep -q "sick: GET /v1/gate/demo" "$work/sick-$mode.log" || fail "$name: the 503 stand-in was never asked"
+  grep -q "sick: GET /v1/gate" "$work/sick-$mode.log" || fail "$name: the 503 stand-in was never asked"
   ok "$name, the gate answers 503: $([[ $mode == open ]] && echo "through to the origin" || echo "the busy page, origin untouched")"
   kill "$sick"
   wait "$sick" 2>/dev/null || true
 
-  # Anteroom back: the waiting page again, at once.
+  # Anteroom back (its rooms declared again, as a --config file or its log gives them): the
+  # waiting page again, at once.
   start_anteroom "$A" "$dir/data-again"
+  curl -sf -X PUT -H "Authorization: Bearer $KEY" "http://127.0.0.1:$A/v1/rooms/demo" \
+    -d '{"capacity":5,"admission":"manual","match":[{"path_prefix":"/"}]}' >/dev/null ||
+    fail "$name: cannot create the room again"
   expect_waiting_page "$name, anteroom back"
   ok "$name, anteroom back: the waiting page again"
 

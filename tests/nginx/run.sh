@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End to end through real nginx (Debian nginx-light) with deploy/nginx/anteroom.conf, a
-# tiny origin and anteroom: a visitor without admission gets the waiting page instead of
-# the origin; after admission the cookie lets them through. Everything on 127.0.0.1, stops
-# by itself.
+# tiny origin and anteroom: a visitor without admission gets the waiting page of the room
+# whose match rules fit the address (the config names no room) instead of the origin; after
+# admission the cookie lets them through; an address no room protects goes straight
+# through. Everything on 127.0.0.1, stops by itself.
 # With a browser script (tests/browser/bound.mjs), it then runs it against the same nginx:
 # a real browser through the page, the proof of work and the gate.
 # usage: tests/nginx/run.sh PATH/TO/anteroom [BROWSER_SCRIPT.mjs [SCREENSHOT.png]]
@@ -39,8 +40,10 @@ KEY=nginx-test-admin-key
   --trusted-proxy 127.0.0.1 \
   --token-secret nginx-test-token-secret-0123456789abc >"$work/anteroom.out" 2>&1 &
 pids+=($!)
-mkdir -p "$work/origin/shop"
+mkdir -p "$work/origin/shop" "$work/origin/tickets"
 echo "ORIGIN OK" >"$work/origin/shop/index.html"
+echo "ORIGIN OK" >"$work/origin/tickets/index.html"
+echo "ABOUT US" >"$work/origin/about.html"
 python3 -m http.server "$O" --bind 127.0.0.1 --directory "$work/origin" >/dev/null 2>&1 &
 pids+=($!)
 
@@ -67,7 +70,18 @@ pids+=($!)
 wait_port "$A"; wait_port "$O"; wait_port "$N"
 
 curl -sf -X PUT -H "Authorization: Bearer $KEY" "http://127.0.0.1:$A/v1/rooms/demo" \
-  -d '{"capacity":5,"admission":"manual"}' >/dev/null || fail "cannot create the room"
+  -d '{"capacity":5,"admission":"manual","match":[{"path_prefix":"/shop/"}]}' >/dev/null ||
+  fail "cannot create the room"
+curl -sf -X PUT -H "Authorization: Bearer $KEY" "http://127.0.0.1:$A/v1/rooms/concert" \
+  -d '{"capacity":0,"admission":"manual","match":[{"path_prefix":"/tickets/"}]}' >/dev/null ||
+  fail "cannot create the second room"
+
+grep -q "ABOUT US" <<<"$(curl -s "http://127.0.0.1:$N/about.html")" ||
+  fail "an address no room protects did not reach the origin"
+pass "an address no room protects goes straight to the origin"
+other=$(curl -s "http://127.0.0.1:$N/tickets/")
+grep -qF '"room":"concert"' <<<"$other" || fail "the second room's address did not get its own page"
+pass "one config, many rooms: each address gets the page of the room whose rules fit it"
 
 page=$(curl -s -i "http://127.0.0.1:$N/shop/?from=ad&x=1")
 grep -q "^HTTP/1.1 200" <<<"$page" || fail "no waiting page: $(head -1 <<<"$page")"
@@ -119,7 +133,7 @@ gone=$(curl -s -H "Cookie: anteroom_demo=$token; anteroom_demo_key=visitor-1-key
 grep -q "ORIGIN OK" <<<"$gone" && fail "the cookie of a ticket that left still opens the origin"
 pass "after leaving, the old cookie no longer opens the origin"
 forged_forwarded_for_is_ignored "$N" "$A" "$KEY" demo
-echo "nginx: 9 passed, 0 failed"
+echo "nginx: 11 passed, 0 failed"
 if [[ -n $BROWSER_SCRIPT ]]; then
   bash "$HERE/../browser/run.sh" "$BROWSER_SCRIPT" "http://127.0.0.1:$N" "http://127.0.0.1:$A" "$KEY" \
     ${SCREENSHOT:+"$SCREENSHOT"}

@@ -143,6 +143,18 @@ TEST(GateFields, WhatIsReadIsKeptAndShownAsGiven) {
   RoomConfig plain;
   ASSERT_TRUE(read_gate_fields(body("{}"), &plain, &err));
   EXPECT_TRUE(plain.gate.empty());  // the defaults take no room
+  // A PUT changes what it names and keeps the rest (the dashboard puts one field at a time).
+  RoomConfig kept = c;
+  ASSERT_TRUE(read_gate_fields(body(R"({"gate_admits":true})"), &kept, &err));
+  const GateSettings k = GateSettings::from_stored(kept.gate);
+  EXPECT_TRUE(k.gate_admits);
+  EXPECT_EQ(k.match.size(), 1u);
+  EXPECT_EQ(k.bypass.size(), 3u);
+  EXPECT_EQ(kept.lanes, c.lanes);
+  EXPECT_EQ(k.lane_names, g.lane_names);
+  ASSERT_TRUE(read_gate_fields(body(R"({"match":[],"lanes":[]})"), &kept, &err));
+  EXPECT_TRUE(GateSettings::from_stored(kept.gate).match.empty());
+  EXPECT_TRUE(kept.lanes.empty());
 }
 
 RoomInfo room_with(const std::string& name, const char* fields) {
