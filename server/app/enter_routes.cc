@@ -94,16 +94,16 @@ ApiResponse Api::enter_route(const ApiRequest& req, std::string_view query) cons
     }
     // One use: whoever sees the link after the visitor (a log, a shared screen) gets sent
     // on without the cookie.
+    // The key before the link moves into the callback (an argument's order is unspecified).
+    const std::string spent = "enter:" + link->id;
     return answer_when([&](const Respond& respond) {
-      engine_.spend(
-          "enter:" + link->id, 1, 120'000,
-          [this, link = std::move(*link), now_s, respond](bool first) {
-            if (!first) return respond(back_to(link.ret, {}));
-            auto said = claims_unchecked(split_admission(link.cookie).token);
-            const int64_t max_age = said ? said->expires_at - now_s : 0;
-            if (max_age <= 0) return respond(back_to(link.ret, {}));
-            respond(back_to(link.ret, admission_set_cookie(link.room, link.cookie, max_age)));
-          });
+      engine_.spend(spent, 1, 120'000, [this, link = std::move(*link), now_s, respond](bool first) {
+        if (!first) return respond(back_to(link.ret, {}));
+        auto said = claims_unchecked(split_admission(link.cookie).token);
+        const int64_t max_age = said ? said->expires_at - now_s : 0;
+        if (max_age <= 0) return respond(back_to(link.ret, {}));
+        respond(back_to(link.ret, admission_set_cookie(link.room, link.cookie, max_age)));
+      });
     });
   }
   auto token = query_param(query, "pass");

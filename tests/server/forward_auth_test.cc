@@ -151,6 +151,11 @@ TEST_F(ForwardAuth, WhileThereIsRoomTheGateAdmitsAndTheCookieComesThroughTheEnte
   EXPECT_NE(room.body.find(R"("active":1)"), std::string::npos) << room.body;
   // A link made under another key, or changed, sets nothing.
   EXPECT_EQ(c_->request("GET", path + "x").status, 400u);
+  // Another visitor's link is a link of its own: it sets that visitor's cookie.
+  Reply second = traefik("/shop/");
+  ASSERT_EQ(second.status, 302u);
+  Reply set2 = c_->request("GET", second.header("location").substr(20));
+  EXPECT_EQ(cookie_of(set2).rfind("anteroom_shop=", 0), 0u) << set2.header("set-cookie");
 }
 
 TEST_F(ForwardAuth, TheNginxWayAndPassModeSetTheCookieOnThe200) {
