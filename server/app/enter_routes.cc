@@ -206,7 +206,12 @@ ApiResponse Api::wait_any_route(const ApiRequest& req, std::string_view query) c
   std::string ret = query_param(query, "return").value_or(std::string(req.return_header));
   std::string host(!req.forwarded_host.empty() ? req.forwarded_host : req.host);
   if (ret.empty()) {
-    const std::string rd = query_param(query, "rd").value_or("");
+    // ingress-nginx escapes its rd; an unescaped one (plain nginx has no way to escape)
+    // that comes first is taken whole, its URL's own query in it.
+    std::string rd = query_param(query, "rd").value_or("");
+    if (query.starts_with("rd=") && query.find('%') == std::string_view::npos) {
+      rd = std::string(query.substr(3));
+    }
     const size_t scheme = rd.find("://");
     if (scheme != std::string::npos) {
       const size_t slash = rd.find('/', scheme + 3);
