@@ -226,6 +226,11 @@ ApiResponse Api::wait_any_route(const ApiRequest& req, std::string_view query) c
   if (room == nullptr) {
     return error_response(404, "no_room", "no room's match rules fit this address");
   }
+  // The page in place of an address a script asked for (nginx's error_page): the script
+  // gets what the gate gives any client that is not a browser.
+  if (req.accept.find("text/html") == std::string_view::npos) {
+    return in_line_answer(room->name);
+  }
   return wait_route(req, room->name, "return=" + percent_encode(ret));
 }
 

@@ -123,17 +123,21 @@ void Api::gate_deny(const GateAsk& a, const Respond& respond) const {
     return respond(gate_redirect(a.base + "/wait/" + room +
                                  "?return=" + percent_encode(safe_return_url(a.o.target))));
   }
+  respond(in_line_answer(room));
+}
+
+ApiResponse in_line_answer(std::string_view room) {
   json::object o;
   o["error"] = json::object{{"code", "in_line"},
                             {"message", "this address is behind a waiting room: join its line"}};
   o["room"] = room;
   o["status"] = nullptr;
-  o["join"] = "/v1/rooms/" + room + "/tickets";
+  o["join"] = "/v1/rooms/" + std::string(room) + "/tickets";
   ApiResponse res;
   res.status = 429;
   res.body = json::serialize(o);
   res.headers.emplace_back("Retry-After", "5");
-  respond(std::move(res));
+  return res;
 }
 
 }  // namespace anteroom

@@ -37,5 +37,7 @@ ApiResponse gate_allowed(std::string_view visitor);
 ApiResponse gate_redirect(const std::string& location);
 std::string percent_encode(std::string_view s);
 std::string random_cookie_key();  // a bound admission's key, cookie-safe
+// 429 in_line JSON with Retry-After: what any client that is not a browser gets.
+ApiResponse in_line_answer(std::string_view room);
 
 }  // namespace anteroom

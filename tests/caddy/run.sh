@@ -5,9 +5,13 @@
 # one-time /v1/enter link in the short form, on the 200 in the expanded one); once a line
 # forms a browser is sent to the page and a script gets JSON 429; a bypassed asset never
 # makes a ticket. Everything on 127.0.0.1, stops by itself.
-# usage: tests/caddy/run.sh PATH/TO/anteroom
+# With a browser script (tests/browser/site.mjs), it then runs it through Caddy (the short
+# form) against a room of its own.
+# usage: tests/caddy/run.sh PATH/TO/anteroom [BROWSER_SCRIPT.mjs [SCREENSHOT_PREFIX]]
 set -euo pipefail
 BIN=$1
+BROWSER_SCRIPT=${2:-}
+SCREENSHOT=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 pids=()
@@ -38,6 +42,9 @@ pids+=($!)
 mkdir -p "$work/origin/shop" "$work/origin/static"
 echo "ORIGIN OK" >"$work/origin/shop/index.html"
 echo "body{}" >"$work/origin/static/site.css"
+mkdir -p "$work/origin/store"
+echo '<!doctype html><link rel="stylesheet" href="/static/site.css"><body>STORE OK</body>' \
+  >"$work/origin/store/index.html"
 python3 -m http.server "$O" --bind 127.0.0.1 --directory "$work/origin" >/dev/null 2>&1 &
 pids+=($!)
 wait_port "$A"; wait_port "$O"
@@ -107,3 +114,10 @@ curl -s "${browser[@]}" -b "$work/jar3" "http://127.0.0.1:$C/shop/" | grep -q "O
   fail "the cookie from the 200 did not open the origin"
 pass "Caddy (expanded form): the first request reaches the origin and carries the gate's cookie"
 echo "caddy: 4 passed, 0 failed"
+if [[ -n $BROWSER_SCRIPT ]]; then
+  kill "$caddy_pid"
+  echo 'body{background:rgb(1,2,3)}' >"$work/origin/static/site.css"
+  caddy_with Caddyfile
+  bash "$HERE/../browser/run.sh" "$BROWSER_SCRIPT" "http://127.0.0.1:$C" "http://127.0.0.1:$A" "$KEY" \
+    ${SCREENSHOT:+"$SCREENSHOT"}
+fi

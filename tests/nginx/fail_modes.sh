@@ -75,7 +75,7 @@ reached_origin() { grep -q "\"GET /shop/?probe=$probe HTTP" "$work/origin.log"; 
 
 expect_waiting_page() {  # what [curl args]
   local what=$1; shift
-  get "$@"
+  get -H "Accept: text/html" "$@"
   [[ $code == 200 ]] || fail "$what: expected the waiting page (200), got $code"
   grep -q 'id="position"' "$work/b" || fail "$what: the answer is not the waiting page: $(head -c 200 "$work/b")"
   if reached_origin || grep -q "ORIGIN OK" "$work/b"; then fail "$what: the origin was reached without admission"; fi

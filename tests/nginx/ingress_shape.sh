@@ -74,7 +74,7 @@ page=$(curl -s -i -H 'Accept: text/html' "http://127.0.0.1:$N/shop/item?x=1")
 grep -q "^HTTP/1.1 302" <<<"$page" || fail "no signin redirect: $(head -1 <<<"$page")"
 rd=$(sed -n 's/^Location: \(.*\)\r$/\1/p' <<<"$page")
 [[ $rd == "http://127.0.0.1:$N/wait?rd=http://127.0.0.1:$N/shop/item?x=1" ]] || fail "the signin address: $rd"
-shown=$(curl -s "$rd")
+shown=$(curl -s -H "Accept: text/html" "$rd")
 grep -qF '"room":"shop"' <<<"$shown" || fail "/wait?rd= did not find the room"
 grep -qF '"returnTo":"/shop/item?x=1"' <<<"$shown" || fail "the page does not go back to the address"
 pass "once the room is full: 401 -> auth-signin's 302 -> the room's page, which goes back to the address"

@@ -44,6 +44,11 @@ mkdir -p "$work/origin/shop" "$work/origin/tickets"
 echo "ORIGIN OK" >"$work/origin/shop/index.html"
 echo "ORIGIN OK" >"$work/origin/tickets/index.html"
 echo "ABOUT US" >"$work/origin/about.html"
+mkdir -p "$work/origin/store" "$work/origin/static"
+echo '<!doctype html><link rel="stylesheet" href="/static/site.css"><body>STORE OK</body>' \
+  >"$work/origin/store/index.html"
+echo 'body{background:rgb(1,2,3)}' >"$work/origin/static/site.css"
+
 python3 -m http.server "$O" --bind 127.0.0.1 --directory "$work/origin" >/dev/null 2>&1 &
 pids+=($!)
 
@@ -79,16 +84,19 @@ curl -sf -X PUT -H "Authorization: Bearer $KEY" "http://127.0.0.1:$A/v1/rooms/co
 grep -q "ABOUT US" <<<"$(curl -s "http://127.0.0.1:$N/about.html")" ||
   fail "an address no room protects did not reach the origin"
 pass "an address no room protects goes straight to the origin"
-other=$(curl -s "http://127.0.0.1:$N/tickets/")
+other=$(curl -s -H "Accept: text/html" "http://127.0.0.1:$N/tickets/")
 grep -qF '"room":"concert"' <<<"$other" || fail "the second room's address did not get its own page"
 pass "one config, many rooms: each address gets the page of the room whose rules fit it"
 
-page=$(curl -s -i "http://127.0.0.1:$N/shop/?from=ad&x=1")
+page=$(curl -s -i -H "Accept: text/html" "http://127.0.0.1:$N/shop/?from=ad&x=1")
 grep -q "^HTTP/1.1 200" <<<"$page" || fail "no waiting page: $(head -1 <<<"$page")"
 grep -q 'id="position"' <<<"$page" || fail "the answer is not the waiting page"
 grep -q "ORIGIN OK" <<<"$page" && fail "the origin was reached without admission"
 grep -qF '"returnTo":"/shop/?from=ad&x=1"' <<<"$page" || fail "the page does not know where to return"
-pass "a visitor without admission gets the waiting page, not the origin"
+xhr=$(curl -s -i -H "Accept: application/json" "http://127.0.0.1:$N/shop/api")
+grep -q "^HTTP/1.1 429" <<<"$xhr" && grep -q '"code":"in_line"' <<<"$xhr" ||
+  fail "a script got no JSON 429 in place of the page: $(head -1 <<<"$xhr")"
+pass "a visitor without admission gets the waiting page, not the origin; a script gets JSON 429"
 
 join=$(curl -s -X POST "http://127.0.0.1:$N/v1/rooms/demo/tickets" -d '{"user":"visitor-1","key":"visitor-1-key"}')
 ticket=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["ticket"])' <<<"$join")
@@ -105,7 +113,7 @@ pass "admitted: the status carries a token"
 
 # The join named a key, so the admission is bound to it: the token alone (copied to another
 # browser, replayed with curl) gets the waiting page.
-copied=$(curl -s -H "Cookie: anteroom_demo=$token" "http://127.0.0.1:$N/shop/")
+copied=$(curl -s -H "Accept: text/html" -H "Cookie: anteroom_demo=$token" "http://127.0.0.1:$N/shop/")
 grep -q "ORIGIN OK" <<<"$copied" && fail "a bound token without its key reached the origin"
 grep -q 'id="position"' <<<"$copied" || fail "a bound token without its key did not get the waiting page"
 pass "a bound token without its key gets the waiting page"

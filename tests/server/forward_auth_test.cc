@@ -234,12 +234,17 @@ TEST_F(ForwardAuth, TheWaitingPageAnswersWithTheRoomsStatusAndFindsItsRoom) {
   put_room(R"({"capacity":0,"admission":"manual","match":[{"host":"shop.example"}],
                "queueing_status_code":503})");
   EXPECT_EQ(c_->request("GET", "/wait/shop").status, 503u);
-  Reply any = c_->request("GET", "/wait?return=/cart", "", {{"Host", "shop.example"}});
+  Reply any = c_->request("GET", "/wait?return=/cart", "",
+                          {{"Host", "shop.example"}, {"Accept", "text/html"}});
   EXPECT_EQ(any.status, 503u);
   EXPECT_NE(any.body.find(R"("room":"shop")"), std::string::npos);
   Reply rd = c_->request("GET", "/wait?rd=https%3A%2F%2Fshop.example%2Fcart", "",
-                         {{"Host", "other.example"}});
+                         {{"Host", "other.example"}, {"Accept", "text/html"}});
   EXPECT_EQ(rd.status, 503u);
+  // A script asking the address in place of the page gets the gate's JSON.
+  Reply script = c_->request("GET", "/wait?return=/cart", "", {{"Host", "shop.example"}});
+  EXPECT_EQ(script.status, 429u);
+  EXPECT_NE(script.body.find(R"("code":"in_line")"), std::string::npos);
   EXPECT_EQ(c_->request("GET", "/wait?return=/cart", "", {{"Host", "else.example"}}).status, 404u);
 }
 
