@@ -2,6 +2,8 @@
 // exchange; the SSE and WebSocket streams are in conn_streams.cc.
 #include "loadgen/conn.h"
 
+#include "loadgen/conn_parse.h"
+
 #include <netinet/in.h>
 #include <time.h>
 
@@ -17,24 +19,6 @@ namespace {
 constexpr auto kTok = net::as_tuple(net::use_awaitable);
 constexpr size_t kMaxHead = size_t{64} * 1024;
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    char y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
 }  // namespace
 
 tcp::endpoint resolve_endpoint(const std::string& host, uint16_t port) {
@@ -178,81 +162,42 @@ net::awaitable<Fail> Conn::write_all(std::string_view bytes) {
   co_return std::nullopt;
 }
 
-net::awaitable<Fail> Conn::read_head(Head* h) {
+net::awaitable<Fail> ConnParse::feed(Conn& c, http::basic_parser<false>& p, bool head_only) {
   for (;;) {
-    std::string_view v = pending();
-    size_t e = v.find("\r\n\r\n");
-    if (e != std::string_view::npos) {
-      std::string_view head = v.substr(0, e + 2);
-      h->length = e + 4;
-      if (head.size() < 12 || !head.starts_with("HTTP/1.")) co_return ErrorKind::kProtocol;
-      int st = 0;
-      for (size_t i = 9; i < 12; ++i) {
-        if (head[i] < '0' || head[i] > '9') co_return ErrorKind::kProtocol;
-        st = st * 10 + (head[i] - '0');
-      }
-      h->status = st;
-      h->close = false;
-      h->content_length = -1;
-      h->accept = {};
-      size_t line = head.find("\r\n") + 2;
-      while (line < head.size()) {
-        size_t end = head.find("\r\n", line);
-        std::string_view l = head.substr(line, end - line);
-        line = end + 2;
-        size_t colon = l.find(':');
-        if (colon == std::string_view::npos) co_return ErrorKind::kProtocol;
-        std::string_view name = l.substr(0, colon);
-        std::string_view value = trim(l.substr(colon + 1));
-        if (iequals(name, "content-length")) {
-          int64_t n = 0;
-          for (char ch : value) {
-            if (ch < '0' || ch > '9') co_return ErrorKind::kProtocol;
-            n = n * 10 + (ch - '0');
-          }
-          h->content_length = n;
-        } else if (iequals(name, "connection")) {
-          h->close = iequals(value, "close");
-        } else if (iequals(name, "transfer-encoding")) {
-          co_return ErrorKind::kProtocol;  // no server it talks to sends chunked answers
-        } else if (iequals(name, "sec-websocket-accept")) {
-          h->accept = value;
-        }
-      }
-      co_return std::nullopt;
+    if (std::string_view v = c.pending(); !v.empty()) {
+      boost::beast::error_code ec;
+      const size_t used = p.put(net::buffer(v.data(), v.size()), ec);
+      c.pos_ += used;
+      if (ec && ec != http::error::need_more) co_return ErrorKind::kProtocol;
+      if (head_only ? p.is_header_done() : p.is_done()) co_return std::nullopt;
+      if (!ec && used != 0) continue;  // it may take more of what is buffered
     }
-    if (v.size() > kMaxHead) co_return ErrorKind::kProtocol;
-    if (Fail f = co_await fill()) co_return f;
+    Fail f = co_await c.fill();
+    if (f == ErrorKind::kClosed && p.is_header_done() && !head_only) {
+      boost::beast::error_code ec;
+      p.put_eof(ec);  // a body that runs to the end of the connection ends here
+      if (!ec && p.is_done()) co_return std::nullopt;
+    }
+    if (f) co_return f;
   }
 }
 
 net::awaitable<Fail> Conn::read_response(HttpResponse* out) {
-  Head h;
-  if (Fail f = co_await read_head(&h)) co_return f;
-  out->status = h.status;
-  out->close = h.close;
-  bool no_body = h.status == 204 || h.status == 304 || (h.status >= 100 && h.status < 200);
-  if (no_body) h.content_length = 0;
-  if (h.content_length > static_cast<int64_t>(kMaxBody)) co_return ErrorKind::kProtocol;
-  if (h.content_length >= 0) {
-    auto need = static_cast<size_t>(h.content_length);
-    while (end_ - pos_ < h.length + need) {
-      if (Fail f = co_await fill()) co_return f;
-    }
-    out->body = std::string_view(buf_.data() + pos_ + h.length, need);
-    pos_ += h.length + need;
-  } else {
-    // No length: the body runs to the end of the connection.
-    for (;;) {
-      Fail f = co_await fill();
-      if (f == ErrorKind::kClosed) break;
-      if (f) co_return f;
-      if (end_ - pos_ > kMaxBody) co_return ErrorKind::kProtocol;
-    }
-    out->body = std::string_view(buf_.data() + pos_ + h.length, end_ - pos_ - h.length);
-    pos_ = end_;
-    out->close = true;
-  }
+  http::response_parser<http::string_body> p;
+  p.header_limit(static_cast<uint32_t>(kMaxHead));
+  p.body_limit(kMaxBody);
+  if (Fail f = co_await ConnParse::feed(*this, p, false)) co_return f;
+  auto& res = p.get();
+  body_ = std::move(res.body());
+  location_ = res[http::field::location];
+  set_cookie_ = res[http::field::set_cookie];
+  content_type_ = res[http::field::content_type];
+  out->status = static_cast<int>(res.result_int());
+  out->body = body_;
+  out->location = location_;
+  out->set_cookie = set_cookie_;
+  out->content_type = content_type_;
+  out->close = !res.keep_alive();
   if (out->close) {
     // The body stays readable: close the socket but keep the buffer until the next call.
     boost::system::error_code ignored;

@@ -1,5 +1,6 @@
-// One client connection over Asio coroutines, speaking just enough HTTP/1.1 (keep-alive,
-// Content-Length bodies), Server-Sent Events and WebSocket for a virtual visitor. Errors come
+// One client connection over Asio coroutines, speaking HTTP/1.1 (keep-alive; answers read by
+// Beast's parser: Content-Length, chunked, or to the end), Server-Sent Events and WebSocket for
+// a virtual visitor. Errors come
 // back as values (an ErrorKind), never as exceptions. Timeouts come from a per-thread
 // Watchdog that sweeps deadlines every few milliseconds instead of arming a timer per request.
 #pragma once
@@ -48,7 +49,11 @@ class Watchdog {
 struct HttpResponse {
   int status = 0;
   std::string_view body;  // valid until the next call on the connection
-  bool close = false;     // the server said Connection: close
+  bool close = false;     // the server said Connection: close (or HTTP/1.0 without keep-alive)
+  // Response headers a visitor acts on (valid until the next call on the connection).
+  std::string_view location;    // a redirect's
+  std::string_view set_cookie;  // the first Set-Cookie, whole
+  std::string_view content_type;
 };
 
 class Conn {
@@ -85,19 +90,12 @@ class Conn {
 
  private:
   friend class Watchdog;
+  friend struct ConnParse;  // conn_parse.h
   // The longest body, SSE event or WebSocket message accepted (conn.cc, conn_streams.cc).
   static constexpr size_t kMaxBody = size_t{4} * 1024 * 1024;
   net::awaitable<Fail> fill();    // reads more bytes into the buffer
   net::awaitable<Fail> reopen();  // connects again to the same place if it was closed
   net::awaitable<Fail> write_all(std::string_view bytes);
-  struct Head {
-    int status = 0;
-    bool close = false;
-    int64_t content_length = -1;  // -1: none given
-    std::string_view accept;      // Sec-WebSocket-Accept
-    size_t length = 0;            // bytes up to and including the blank line
-  };
-  net::awaitable<Fail> read_head(Head* head);
   net::awaitable<Fail> read_response(HttpResponse* out);
   std::string_view pending() const { return {buf_.data() + pos_, end_ - pos_}; }
   void arm() { deadline_ = timeout_ == 0 ? 0 : now_us() + timeout_; }
@@ -116,7 +114,9 @@ class Conn {
   size_t end_ = 0;
   uint32_t mask_state_ = 0x9e3779b9;  // WebSocket masks need not be secret, only varied
   std::string frame_;                 // a WebSocket message being reassembled
-  int64_t deadline_ = 0;              // steady clock, microseconds; 0: none
+  // The last response's body and the headers HttpResponse points at, until the next call.
+  std::string body_, location_, set_cookie_, content_type_;
+  int64_t deadline_ = 0;  // steady clock, microseconds; 0: none
   int64_t timeout_ = 0;
   bool timed_out_ = false;
   Conn* prev_ = nullptr;

@@ -2,6 +2,8 @@
 // HTTP/1.1 request on the same buffered socket that exchange() uses (conn.cc).
 #include "loadgen/conn.h"
 
+#include "loadgen/conn_parse.h"
+
 #include <array>
 #include <cstring>
 
@@ -15,15 +17,15 @@ net::awaitable<Fail> Conn::sse_open(std::string_view request, int* status) {
   if (Fail f = co_await reopen()) co_return f;
   compact();
   if (Fail f = co_await write_all(request)) co_return f;
-  Head h;
-  if (Fail f = co_await read_head(&h)) co_return f;
-  *status = h.status;
-  pos_ += h.length;
-  if (h.status != 200 && h.content_length > 0) {
-    while (end_ - pos_ < static_cast<size_t>(h.content_length)) {
-      if (Fail f = co_await fill()) co_return f;
-    }
-    pos_ += static_cast<size_t>(h.content_length);
+  // The head; a refusal's body (any framing) is read and dropped, a 200's stream follows.
+  body_.clear();
+  body_.shrink_to_fit();  // a held stream keeps no earlier answer
+  http::response_parser<http::string_body> p;
+  p.body_limit(kMaxBody);
+  if (Fail f = co_await ConnParse::feed(*this, p, true)) co_return f;
+  *status = static_cast<int>(p.get().result_int());
+  if (*status != 200) {
+    if (Fail f = co_await ConnParse::feed(*this, p, false)) co_return f;
   }
   deadline_ = 0;
   co_return std::nullopt;
@@ -75,11 +77,15 @@ net::awaitable<Fail> Conn::ws_open(std::string_view host, std::string_view path)
   req.append("\r\nSec-WebSocket-Version: 13\r\n\r\n");
   compact();
   if (Fail f = co_await write_all(req)) co_return f;
-  Head h;
-  if (Fail f = co_await read_head(&h)) co_return f;
-  if (h.status != 101) co_return h.status >= 500 ? ErrorKind::k5xx : ErrorKind::k4xx;
-  if (h.accept != ws_accept_for(key)) co_return ErrorKind::kProtocol;
-  pos_ += h.length;
+  body_.clear();
+  body_.shrink_to_fit();
+  http::response_parser<http::empty_body> p;  // a 101's head; the frames follow
+  if (Fail f = co_await ConnParse::feed(*this, p, true)) co_return f;
+  const unsigned status = p.get().result_int();
+  if (status != 101) co_return status >= 500 ? ErrorKind::k5xx : ErrorKind::k4xx;
+  if (p.get()[http::field::sec_websocket_accept] != ws_accept_for(key)) {
+    co_return ErrorKind::kProtocol;
+  }
   frame_.clear();
   deadline_ = 0;
   co_return std::nullopt;
