@@ -65,61 +65,6 @@ std::string parse_target(std::string_view s, Config* c) {
   return "";
 }
 
-void apply_scenario_defaults(Config* c) {
-  switch (c->scenario) {
-    case Scenario::kSeedVisit:
-      c->users = 20;
-      c->capacity = 10;
-      c->transport = Transport::kWs;
-      break;
-    case Scenario::kSurge:
-      break;
-    case Scenario::kScheduled:
-      c->transport = Transport::kSse;
-      c->capacity = 0;
-      c->admit_per_second = 100;
-      c->stay_s = 0;
-      break;
-    case Scenario::kProtect:
-      c->capacity = 0;  // set to the origin's capacity below unless given
-      c->abandon = 0;
-      c->stay_s = 0;  // the origin's service time is the stay
-      break;
-    case Scenario::kHold:
-      c->transport = Transport::kSse;
-      c->capacity = 0;
-      c->abandon = 0;
-      c->duration_s = 5;
-      break;
-    case Scenario::kClosed:
-      c->duration_s = 10;
-      break;
-    case Scenario::kOrigin:
-      break;
-    case Scenario::kDrop:
-      // Admission is the event's rate (set from --users once every option is read), so no
-      // capacity; nobody gives up, so every visitor's place in the line can be checked.
-      c->transport = Transport::kSse;
-      c->capacity = 0;
-      c->abandon = 0;
-      c->stay_s = 0;
-      break;
-    case Scenario::kBots:
-      // Humans arrive at a normal pace and wait on SSE (their wait is measured to the frame);
-      // nobody gives up and nobody stays, so every human's admission is counted once.
-      c->users = 200;
-      c->arrival_rate = 10;
-      c->transport = Transport::kSse;
-      c->capacity = 0;
-      c->abandon = 0;
-      c->stay_s = 0;
-      c->ip_joins_per_minute = 5;
-      // Bots never poll their tickets: a long heartbeat keeps them in line (their best play).
-      c->heartbeat_timeout_s = 600;
-      break;
-  }
-}
-
 // Takes one option's value into `c`: an empty string, or why the value is refused.
 using Setter = std::function<std::string(std::string_view value, Config* c)>;
 
@@ -163,11 +108,40 @@ Setter one_of(T Config::*field, std::vector<std::pair<std::string_view, T>> name
   };
 }
 
-// Every option that takes a value (--keep-room, --quiet, --shuffle, --no-shuffle and --help
-// take none).
+// A path on the site ("/..."; `may_be_empty`: "" for none).
+Setter site_path(std::string Config::*field, bool may_be_empty) {
+  return [=](std::string_view v, Config* c) -> std::string {
+    if (!(v.starts_with('/') || (may_be_empty && v.empty())) ||
+        v.find_first_of(" \r\n") != std::string_view::npos) {
+      return "must be a path on the site (\"/...\")";
+    }
+    c->*field = std::string(v);
+    return "";
+  };
+}
+
+std::string site_assets(std::string_view v, Config* c) {
+  c->site_assets.clear();
+  while (!v.empty()) {
+    const std::string_view one = v.substr(0, v.find(','));
+    if (!one.starts_with('/') || one.find_first_of(" \r\n") != std::string_view::npos) {
+      return "must be paths on the site, comma-separated";
+    }
+    c->site_assets.emplace_back(one);
+    v.remove_prefix(std::min(v.size(), one.size() + 1));
+  }
+  return "";
+}
+
+// Every option that takes a value (--keep-room, --quiet, --shuffle, --no-shuffle, --baseline,
+// --no-baseline, --no-bypass and --help take none).
 const std::map<std::string_view, Setter>& options_with_values() {
   static const std::map<std::string_view, Setter> kOptions = {
       {"--target", parse_target},
+      {"--site-page", site_path(&Config::site_page, false)},
+      {"--site-xhr", site_path(&Config::site_xhr, true)},
+      {"--site-assets", site_assets},
+      {"--before-users", whole_number(&Config::before_users, 1, 1000000)},
       {"--room",
        [](std::string_view v, Config* c) -> std::string {
          if (v.empty() || v.size() > 64 ||
@@ -273,6 +247,10 @@ std::string parse_options(int argc, const char* const* argv, Config* c, bool* ca
       c->baseline = arg == "--baseline";
       continue;
     }
+    if (arg == "--no-bypass") {
+      c->site_bypass = false;
+      continue;
+    }
     std::string_view name = arg;
     std::string_view value;
     bool has_value = false;
@@ -344,7 +322,7 @@ std::string parse_config(int argc, const char* const* argv, Config* c) {
   c->command = command_line(argc, argv);
   if (argc < 2)
     return "missing scenario: one of seed-visit, surge, scheduled, protect, hold, drop, bots, "
-           "closed";
+           "site, closed";
   std::string_view first = argv[1];
   if (first == "--help" || first == "-h" || first == "help") {
     c->help = true;
@@ -359,7 +337,8 @@ std::string parse_config(int argc, const char* const* argv, Config* c) {
       {"closed", Scenario::kClosed},
       {"origin", Scenario::kOrigin},
       {"drop", Scenario::kDrop},
-      {"bots", Scenario::kBots}};
+      {"bots", Scenario::kBots},
+      {"site", Scenario::kSite}};
   auto sc = kScenarios.find(first);
   if (sc == kScenarios.end()) return "unknown scenario '" + std::string(first) + "' (see --help)";
   c->scenario = sc->second;

@@ -18,7 +18,8 @@ enum class Scenario {
   kClosed,
   kOrigin,
   kDrop,
-  kBots
+  kBots,
+  kSite
 };
 // bots: each human joins from an address of its own (127.1.x.y), at most this many.
 inline constexpr uint64_t kMaxBotsHumans = 60000;
@@ -86,6 +87,15 @@ struct Config {
   int pow_difficulty = 0;            // bits, 0: off; kPowAuto: "auto"
   static constexpr int kPowAuto = -1;
 
+  // site: a protected site behind a proxy (--target is the proxy): its page, the assets the
+  // page loads (bypassed at the gate), and the XHR it makes; first --before-users visitors
+  // at a pace the room admits at once, then --users at --arrival-rate (0: all at once).
+  std::string site_page = "/store/";
+  std::vector<std::string> site_assets = {"/static/site.css"};
+  std::string site_xhr = "/store/api/cart";
+  uint64_t before_users = 0;  // 0: --users / 10, at least 10
+  bool site_bypass = true;    // --no-bypass: the room without its bypass rule (the check fails)
+
   // Machinery.
   double duration_s = 0;       // closed/hold: how long; others: a limit (0: scenario default)
   double timeout_s = 30;       // per request or connect
@@ -102,6 +112,10 @@ struct Config {
   // The resolved settings in display order, for the report.
   std::vector<std::pair<std::string, std::string>> describe() const;
 };
+
+// Sets the scenario's defaults into *c (config_defaults.cc); parse_config does it before it
+// reads the options.
+void apply_scenario_defaults(Config* c);
 
 // Parses argv (argv[1] is the scenario). Returns an empty string, or a clear one-line error;
 // on error `config` may be partly filled and must not be used.

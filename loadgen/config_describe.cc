@@ -30,6 +30,8 @@ const char* scenario_name(Scenario s) {
       return "drop";
     case Scenario::kBots:
       return "bots";
+    case Scenario::kSite:
+      return "site";
   }
   return "unknown";
 }
@@ -108,6 +110,15 @@ std::vector<std::pair<std::string, std::string>> Config::describe() const {
     d.emplace_back("ip_joins_per_minute", std::to_string(ip_joins_per_minute));
     d.emplace_back("pow_difficulty",
                    pow_difficulty == kPowAuto ? "auto" : std::to_string(pow_difficulty));
+  }
+  if (scenario == Scenario::kSite) {
+    d.emplace_back("site_page", site_page);
+    std::string assets;
+    for (const std::string& a : site_assets) assets += (assets.empty() ? "" : ",") + a;
+    d.emplace_back("site_assets", assets);
+    d.emplace_back("site_xhr", site_xhr);
+    d.emplace_back("before_users", std::to_string(before_users));
+    d.emplace_back("bypass", site_bypass ? "yes" : "no");
   }
   if (scenario == Scenario::kProtect) {
     d.emplace_back("origin_capacity", std::to_string(origin_capacity));

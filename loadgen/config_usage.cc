@@ -21,6 +21,10 @@ Scenarios (docs/loadgen.md):
               hammer joins (some solving the proof of work, some not); the humans' share of
               the admissions against their fair share, the bots' refusals, the humans' extra
               wait against a baseline without bots
+  site        a protected site behind a real proxy (--target is the proxy): visitors load the
+              page, its assets (without cookies) and its XHR, first a few at a pace the room
+              admits at once, then a surge; time to the origin, the share who never saw the
+              waiting page, and that bypassed assets made no ticket
   closed      closed model: --connections busy keep-alive connections repeating GET --target
               path for --duration seconds (like wrk)
   origin      run only the demo origin on --origin-port (for trying things by hand)
@@ -53,6 +57,10 @@ bots:     --bots N (10 addresses)  --bot-connections N (4 per address)
           --no-baseline   skip the first phase (the humans alone)
           humans: --users (200) --arrival-rate (10) --transport sse|poll; the room admits
           --admit-per-second (default 1.25x the arrival rate)
+site:     --site-page PATH (/store/)  --site-assets PATH,PATH... (/static/site.css; "" none)
+          --site-xhr PATH (/store/api/cart; "" none)  --before-users N (users / 10)
+          the room: --admit-per-second (20), no capacity limit; match = the whole site,
+          bypass = the assets' folders (--no-bypass: none, and the run must fail)
 closed:   --connections N (100)  --duration S (10)
 Machinery:
   --threads N      per process (default: cores)      --timeout S   per request (30)

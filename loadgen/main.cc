@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
       return run_drop(cfg);
     case Scenario::kBots:
       return run_bots(cfg);
+    case Scenario::kSite:
+      return run_site(cfg);
     case Scenario::kOrigin:
       return run_origin(cfg.origin_port, cfg.origin_capacity, cfg.origin_service_ms, -1);
   }

@@ -42,6 +42,7 @@ struct VisitorRecord {
   // and "opens_at" (drop).
   bool joined_prequeue = false;
   uint16_t join_refused = 0;  // the HTTP status of a join refused (429 rate_limited, ...)
+  bool saw_page = false;      // site: the waiting page was shown (in place or by a redirect)
 };
 
 class Recorder {

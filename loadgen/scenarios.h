@@ -17,6 +17,7 @@ int run_hold(const Config& cfg);        // scenario_hold.cc
 int run_closed(const Config& cfg);      // scenario_closed.cc
 int run_drop(const Config& cfg);        // scenario_drop.cc
 int run_bots(const Config& cfg);        // scenario_bots.cc
+int run_site(const Config& cfg);        // scenario_site.cc
 
 // Shared by the scenarios (scenario_common.cc).
 RunResult new_result(const Config& cfg);

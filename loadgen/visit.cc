@@ -111,6 +111,9 @@ net::awaitable<void> Visitor::run() {
     co_await direct();
   } else if (Fail f = co_await conn_.connect(target(), source()); f && !co_await move_on(conn_)) {
     fail(*f);
+  } else if (t_.plan.mode == Mode::kSite) {
+    key_ = "k" + std::to_string(cfg_.seed) + "-" + std::to_string(index_);
+    co_await run_site();
   } else if (cfg_.transport == Transport::kWs) {
     co_await run_ws();
   } else {

@@ -42,7 +42,7 @@ struct Control {
   Live live[kMaxProcesses];
 };
 
-enum class Mode { kVisit, kDirect, kHold, kClosed };
+enum class Mode { kVisit, kDirect, kHold, kClosed, kSite };
 
 // Read-only for the whole phase.
 struct Plan {

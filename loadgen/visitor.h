@@ -71,6 +71,13 @@ class Visitor {
   net::awaitable<bool> wait_sse(Message* m);
   net::awaitable<void> after_wait(const Message& m);
 
+  // visit_site.cc: a browser on a protected site behind a proxy.
+  net::awaitable<void> run_site();
+  net::awaitable<bool> site_get(const std::string& path, bool html, bool cookies,
+                                HttpResponse* res);
+  net::awaitable<bool> wait_as_page();
+  void take_cookie(std::string_view set_cookie);  // into jar_
+
   // visit_ws.cc
   net::awaitable<void> run_ws();
   // Waits on the socket for ALLOWED, asking CHECK_QUEUE_STATUS every --ws-check seconds as
@@ -92,6 +99,7 @@ class Visitor {
   // The key an HTTP visitor's ticket is bound to, as the waiting page binds its own: a join
   // retried on another node after its own went away mid-answer gets the same ticket back.
   std::string key_;
+  std::string jar_;  // site: the site's cookies, as a Cookie header
   int64_t last_position_ = -1;
   int last_status_ = 0;  // of the last answer call() read
   bool waiting_ = false;

@@ -55,9 +55,11 @@ browser=(-H 'Accept: text/html,application/xhtml+xml')
 # Runs one Caddyfile on a port of its own: `caddy_with FILE` sets $C.
 caddy_with() {
   C=$(free_port)
-  sed -e "s/:8000/:$C/; s/127.0.0.1:8080/127.0.0.1:$A/g; s/127.0.0.1:9000/127.0.0.1:$O/" \
+  # Loopback only (the bind), and Caddy's autosave in the work directory.
+  sed -e "s/^:8000 {/:$C {\n\tbind 127.0.0.1/; s/127.0.0.1:8080/127.0.0.1:$A/g; s/127.0.0.1:9000/127.0.0.1:$O/" \
     "$HERE/../../deploy/caddy/$1" >"$work/$1"
-  caddy run --config "$work/$1" --adapter caddyfile >>"$work/caddy.log" 2>&1 &
+  XDG_CONFIG_HOME=$work XDG_DATA_HOME=$work caddy run --config "$work/$1" --adapter caddyfile \
+    >>"$work/caddy.log" 2>&1 &
   caddy_pid=$!
   pids+=("$caddy_pid")
   wait_port "$C"

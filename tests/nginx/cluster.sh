@@ -8,8 +8,7 @@ set -euo pipefail
 BIN=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
 CONF="$HERE/../../deploy/nginx/anteroom-cluster.conf"
-KILL_SIGNAL=TERM  # nginx stops its worker only when asked
-source "$HERE/../cluster/lib.sh"
+source "$HERE/lib.sh"
 source "$HERE/forged_forwarded_for.sh"
 
 R=$(free_port); A=$(free_port); B=$(free_port); C=$(free_port); O=$(free_port); N=$(free_port)
@@ -30,24 +29,7 @@ node b "$B"
 # The third upstream (C) is never started: nginx must pass over it too.
 sed -e "s/127.0.0.1:8000/127.0.0.1:$N/; s/127.0.0.1:8081/127.0.0.1:$A/; s/127.0.0.1:8082/127.0.0.1:$B/" \
   -e "s/127.0.0.1:8083/127.0.0.1:$C/; s/127.0.0.1:9000/127.0.0.1:$O/" "$CONF" >"$work/anteroom.conf"
-cat >"$work/nginx.conf" <<NGINX
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log crit;
-events { worker_connections 256; }
-http {
-    access_log off;
-    client_body_temp_path $work/body;
-    proxy_temp_path $work/proxy;
-    fastcgi_temp_path $work/fastcgi;
-    uwsgi_temp_path $work/uwsgi;
-    scgi_temp_path $work/scgi;
-    include $work/anteroom.conf;
-}
-NGINX
-nginx -t -p "$work" -c "$work/nginx.conf" >/dev/null 2>&1 || fail "nginx -t rejects the example: $(nginx -t -p "$work" -c "$work/nginx.conf" 2>&1)"
-nginx -p "$work" -c "$work/nginx.conf" -g 'daemon off;' &
-pids+=($!)
+start_nginx "$work/anteroom.conf" crit
 wait_port "$A"; wait_port "$B"; wait_port "$N"
 
 curl -sf -X PUT -H "Authorization: Bearer $KEY" "http://127.0.0.1:$A/v1/rooms/demo" \

@@ -9,24 +9,7 @@
 set -euo pipefail
 BIN=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; [[ -f $work/error.log ]] && tail -5 "$work/error.log" >&2; exit 1; }
-pass() { echo "PASS: $*"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-  for _ in $(seq 1 200); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.05
-  done
-  fail "nothing listens on port $1"
-}
+source "$HERE/lib.sh"
 
 A=$(free_port); O=$(free_port); N=$(free_port)
 KEY=ingress-shape-admin-key
@@ -40,24 +23,7 @@ python3 -m http.server "$O" --bind 127.0.0.1 --directory "$work/origin" >/dev/nu
 pids+=($!)
 sed -e "s/127.0.0.1:8000/127.0.0.1:$N/; s/127.0.0.1:8080/127.0.0.1:$A/; s/127.0.0.1:9000/127.0.0.1:$O/" \
   "$HERE/../../deploy/nginx/ingress-nginx-shape.conf" >"$work/site.conf"
-cat >"$work/nginx.conf" <<NGINX
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log warn;
-events { worker_connections 256; }
-http {
-    access_log off;
-    client_body_temp_path $work/body;
-    proxy_temp_path $work/proxy;
-    fastcgi_temp_path $work/fastcgi;
-    uwsgi_temp_path $work/uwsgi;
-    scgi_temp_path $work/scgi;
-    include $work/site.conf;
-}
-NGINX
-nginx -t -p "$work" -c "$work/nginx.conf" >/dev/null 2>&1 || fail "nginx -t: $(nginx -t -p "$work" -c "$work/nginx.conf" 2>&1)"
-nginx -p "$work" -c "$work/nginx.conf" -g 'daemon off;' &
-pids+=($!)
+start_nginx "$work/site.conf"
 wait_port "$A"; wait_port "$O"; wait_port "$N"
 admin() { curl -sf -X "$1" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$A$2" ${3:+-d "$3"}; }
 

@@ -14,24 +14,7 @@ SCREENSHOT=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CONF="$HERE/../../deploy/nginx/anteroom.conf"
 source "$HERE/forged_forwarded_for.sh"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; [[ -f $work/error.log ]] && tail -5 "$work/error.log" >&2; exit 1; }
-pass() { echo "PASS: $*"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-  for _ in $(seq 1 200); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.05
-  done
-  fail "nothing listens on port $1"
-}
+source "$HERE/lib.sh"
 
 A=$(free_port); O=$(free_port); N=$(free_port)
 KEY=nginx-test-admin-key
@@ -54,24 +37,7 @@ pids+=($!)
 
 sed -e "s/127.0.0.1:8000/127.0.0.1:$N/; s/127.0.0.1:8080/127.0.0.1:$A/; s/127.0.0.1:9000/127.0.0.1:$O/" \
   "$CONF" >"$work/anteroom.conf"
-cat >"$work/nginx.conf" <<NGINX
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log warn;
-events { worker_connections 256; }
-http {
-    access_log off;
-    client_body_temp_path $work/body;
-    proxy_temp_path $work/proxy;
-    fastcgi_temp_path $work/fastcgi;
-    uwsgi_temp_path $work/uwsgi;
-    scgi_temp_path $work/scgi;
-    include $work/anteroom.conf;
-}
-NGINX
-nginx -t -p "$work" -c "$work/nginx.conf" >/dev/null 2>&1 || fail "nginx -t rejects the example config: $(nginx -t -p "$work" -c "$work/nginx.conf" 2>&1)"
-nginx -p "$work" -c "$work/nginx.conf" -g 'daemon off;' &
-pids+=($!)
+start_nginx "$work/anteroom.conf"
 wait_port "$A"; wait_port "$O"; wait_port "$N"
 
 curl -sf -X PUT -H "Authorization: Bearer $KEY" "http://127.0.0.1:$A/v1/rooms/demo" \
