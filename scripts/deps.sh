@@ -9,7 +9,7 @@ ANTEROOM_PACKAGES=(
   libconcurrentqueue-dev libbenchmark-dev googletest libgtest-dev libssl-dev
   libhiredis-dev redis-server redis-tools
   clang-format clang-tidy clang-14 libclang-rt-14-dev
-  nginx-light caddy curl python3 python3-cryptography chromium
+  nginx-light caddy curl python3 python3-cryptography python3-yaml chromium
   systemd prometheus strace logrotate
 )
 

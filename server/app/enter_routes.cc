@@ -226,12 +226,16 @@ ApiResponse Api::wait_any_route(const ApiRequest& req, std::string_view query) c
   if (room == nullptr) {
     return error_response(404, "no_room", "no room's match rules fit this address");
   }
-  // The page in place of an address a script asked for (nginx's error_page): the script
-  // gets what the gate gives any client that is not a browser.
-  if (req.accept.find("text/html") == std::string_view::npos) {
+  // The page in place of an address a script asked for, or of a request that is not a page
+  // load (nginx's error_page keeps the visitor's method): what the gate gives any client
+  // that is not a browser.
+  if (req.accept.find("text/html") == std::string_view::npos ||
+      (req.method != "GET" && req.method != "HEAD")) {
     return in_line_answer(room->name);
   }
-  return wait_route(req, room->name, "return=" + percent_encode(ret));
+  std::string page_query = "return=" + percent_encode(ret);
+  if (auto invite = query_param(query, "invite")) page_query += "&invite=" + percent_encode(*invite);
+  return wait_route(req, room->name, page_query);
 }
 
 }  // namespace anteroom

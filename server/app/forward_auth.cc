@@ -25,10 +25,12 @@ std::string_view header(const ApiRequest& r, std::string_view name) {
   return r.headers != nullptr ? r.headers->get(name) : std::string_view{};
 }
 
-bool plain_text(std::string_view s, bool allow_slash) {
+// Printable ASCII without a backslash; a path may hold '/' and '@' ("/@alice"), a host or a
+// method neither (no "user@host").
+bool plain_text(std::string_view s, bool path) {
   return std::all_of(s.begin(), s.end(), [&](char c) {
     const auto u = static_cast<unsigned char>(c);
-    return u > 0x20 && u < 0x7f && (allow_slash || c != '/') && c != '\\' && c != '@';
+    return u > 0x20 && u < 0x7f && c != '\\' && (path || (c != '/' && c != '@'));
   });
 }
 

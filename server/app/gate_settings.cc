@@ -141,7 +141,10 @@ struct Reader {
           !b->header_name.empty() && !b->header_contains.empty();
       if (!shape) return fail(where + ".header", "must be {\"name\": ..., \"contains\": ...}");
     }
-    if (b->name.empty()) b->name = "rule" + where.substr(where.find('[') + 1, 3);
+    if (b->name.empty()) {  // "bypass[12]": "rule12"
+      const size_t open = where.find('[');
+      b->name = "rule" + where.substr(open + 1, where.find(']') - open - 1);
+    }
     for (char c : b->name) {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') {
         return fail(where + ".name", "must be letters, digits, _ and - only");

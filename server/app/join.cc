@@ -117,8 +117,10 @@ std::optional<Api::JoinRefusal> Api::invite_terms(std::string_view room,
   }
   *user = got->sub;
   proof->invited = true;
-  if (settings != nullptr && !got->lane.empty()) {
-    *lane = settings->settings.lane_index(got->lane);
+  // A lane the room has not (or a room without lanes) is the service's mistake: refused the
+  // same way whatever else the room sets, never a place in some other lane.
+  if (!got->lane.empty()) {
+    *lane = settings != nullptr ? settings->settings.lane_index(got->lane) : JoinRequest::kLastLane;
     if (*lane == JoinRequest::kLastLane) {
       return JoinRefusal{403, "invite_invalid", "the invite names a lane the room has not"};
     }

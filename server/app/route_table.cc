@@ -88,7 +88,9 @@ struct RouteTable {
        [](A a, C c) { return a.ws_route(c.room); }},
       {kGet | kHead, "/wait/{room}", Route::kWaitPage, "wait_page", kV, false, false, kNone,
        [](A a, C c) { return a.wait_route(c.req, c.room, c.query); }},
-      {kGet | kHead, "/wait", Route::kWaitPage, "wait_page", kV, false, false, kNone,
+      // Any method: nginx's error_page keeps the visitor's (a POST not admitted gets the
+      // gate's JSON 429 here, not 405).
+      {kAnyMethod, "/wait", Route::kWaitPage, "wait_page", kV, false, false, kNone,
        [](A a, C c) { return a.wait_any_route(c.req, c.query); }},
       {kGet, "/v1/rooms/{room}/challenge", Route::kChallenge, "challenge", kV, false, false, kNone,
        [](A a, C c) { return a.challenge_route(c.room); }},

@@ -18,7 +18,7 @@ namespace anteroom {
 
 // HTTP methods as bits, so that one row takes GET and HEAD; kOther is every other method
 // (PATCH, OPTIONS, ...), which only the forward-auth gate's rows take (Envoy asks with the
-// visitor's own method).
+// visitor's own method) and /wait (nginx's error_page keeps the visitor's).
 enum Method : uint8_t { kGet = 1, kHead = 2, kPost = 4, kPut = 8, kDelete = 16, kOther = 32 };
 constexpr uint8_t kAnyMethod = kGet | kHead | kPost | kPut | kDelete | kOther;
 // The bit of a request's method; kOther for any other method, 0 for none.

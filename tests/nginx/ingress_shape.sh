@@ -3,13 +3,32 @@
 # (deploy/nginx/ingress-nginx-shape.conf): the gate asked with X-Original-URL and a Host of
 # its own; with room to spare the visitor reaches the origin at once and the gate's cookie
 # rides on the answer; once a line forms the 401 becomes a 302 to /wait?rd=<the URL>, whose
-# page is the room's and goes back to the address; the admitted cookie opens the origin.
+# page is the room's and goes back to the address; the admitted cookie opens the origin; a
+# site path that only starts like anteroom's (/waitlist) stays the site's. First, that
+# deploy/kubernetes/ingress.yaml's annotations and paths are the ones this shape is made of.
 # Everything on 127.0.0.1, stops by itself.
 # usage: tests/nginx/ingress_shape.sh PATH/TO/anteroom
 set -euo pipefail
 BIN=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
+
+python3 - "$HERE/../../deploy/kubernetes/ingress.yaml" "$HERE/../../deploy/nginx/ingress-nginx-shape.conf" <<'PY' || fail "deploy/kubernetes/ingress.yaml and the shape disagree"
+import sys, yaml
+site, own = list(yaml.safe_load_all(open(sys.argv[1])))
+a = site["metadata"]["annotations"]
+p = "nginx.ingress.kubernetes.io/"
+assert a[p + "auth-url"].endswith("/v1/gate"), a
+assert "/wait?rd=$escaped_request_uri" in a[p + "auth-signin"], a
+assert a[p + "auth-response-headers"] == "X-Anteroom-Visitor", a
+assert a[p + "auth-always-set-cookie"] == "true", a
+paths = [(x["path"], x["pathType"]) for x in own["spec"]["rules"][0]["http"]["paths"]]
+assert paths == [("/wait", "Prefix"), ("/v1/rooms", "Prefix"), ("/v1/enter", "Exact")], paths
+conf = open(sys.argv[2]).read()
+for loc in ("location = /wait {", "location /wait/ {", "location /v1/rooms/ {", "location = /v1/enter {"):
+    assert loc in conf, loc
+PY
+pass "deploy/kubernetes/ingress.yaml's annotations and paths are the shape's"
 
 A=$(free_port); O=$(free_port); N=$(free_port)
 KEY=ingress-shape-admin-key
@@ -19,6 +38,7 @@ KEY=ingress-shape-admin-key
 pids+=($!)
 mkdir -p "$work/origin/shop"
 echo "ORIGIN OK" >"$work/origin/shop/index.html"
+echo "THE SITE'S WAITLIST" >"$work/origin/waitlist"
 python3 -m http.server "$O" --bind 127.0.0.1 --directory "$work/origin" >/dev/null 2>&1 &
 pids+=($!)
 sed -e "s/127.0.0.1:8000/127.0.0.1:$N/; s/127.0.0.1:8080/127.0.0.1:$A/; s/127.0.0.1:9000/127.0.0.1:$O/" \
@@ -49,4 +69,8 @@ through=$(curl -s -i -H "Cookie: $cookie" "http://127.0.0.1:$N/shop/")
 grep -q "ORIGIN OK" <<<"$through" || fail "the admitted cookie did not open the origin"
 grep -qi "^Set-Cookie: anteroom_shop=" <<<"$through" || fail "no fresh cookie on the admitted answer"
 pass "the admitted visitor's cookie opens the origin and is renewed on the way"
-echo "ingress-nginx shape: 3 passed, 0 failed"
+
+grep -q "THE SITE'S WAITLIST" <<<"$(curl -s "http://127.0.0.1:$N/waitlist")" ||
+  fail "/waitlist did not reach the site"
+pass "a site path that starts like anteroom's (/waitlist) is the site's"
+echo "ingress-nginx shape: 5 passed, 0 failed"

@@ -62,7 +62,10 @@ grep -qF '"returnTo":"/shop/?from=ad&x=1"' <<<"$page" || fail "the page does not
 xhr=$(curl -s -i -H "Accept: application/json" "http://127.0.0.1:$N/shop/api")
 grep -q "^HTTP/1.1 429" <<<"$xhr" && grep -q '"code":"in_line"' <<<"$xhr" ||
   fail "a script got no JSON 429 in place of the page: $(head -1 <<<"$xhr")"
-pass "a visitor without admission gets the waiting page, not the origin; a script gets JSON 429"
+form=$(curl -s -i -X POST -H "Accept: text/html" -d 'qty=1' "http://127.0.0.1:$N/shop/cart")
+grep -q "^HTTP/1.1 429" <<<"$form" && grep -q '"code":"in_line"' <<<"$form" ||
+  fail "a POST not admitted got no JSON 429 (nginx keeps its method): $(head -1 <<<"$form")"
+pass "a visitor without admission gets the waiting page, not the origin; a script or a POST gets JSON 429"
 
 join=$(curl -s -X POST "http://127.0.0.1:$N/v1/rooms/demo/tickets" -d '{"user":"visitor-1","key":"visitor-1-key"}')
 ticket=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["ticket"])' <<<"$join")

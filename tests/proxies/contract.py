@@ -11,6 +11,7 @@ usage: tests/proxies/contract.py PATH/TO/anteroom
 """
 import http.client
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -87,9 +88,9 @@ def traefik(gate, method, uri, headers, v3=True):
     a = ask(gate, "GET", "/v1/gate", sent)
     if 200 <= a.status < 300:
         # authResponseHeaders onto the origin's request; on v3 the listed cookies
-        # (addAuthCookiesToResponse: anteroom_shop) onto the visitor's response.
+        # (addAuthCookiesToResponse) onto the visitor's response.
         out = [("Set-Cookie", c) for c in a.all("Set-Cookie")
-               if v3 and c.startswith("anteroom_shop=")]
+               if v3 and c.split("=", 1)[0] in TRAEFIK_COOKIES]
         return Outcome(True, 200, out, b"ORIGIN OK",
                        {"X-Anteroom-Visitor": a.header("X-Anteroom-Visitor")})
     resolved = [(k, urllib.parse.urljoin(f"http://127.0.0.1:{gate}/v1/gate", v))
@@ -97,6 +98,18 @@ def traefik(gate, method, uri, headers, v3=True):
                 for k, v in a.headers if k.lower() not in HOP]
     return Outcome(False, a.status, resolved, a.body)
 
+
+TRAEFIK_COOKIES = ["anteroom_shop", "__Host-anteroom_shop"]
+# What goes to anteroom rather than through the gate to the site (the routers' rule, Envoy's
+# route): its paths, and never a site path that only starts like one.
+ANTEROOM_PATHS = ["/wait", "/wait/shop", "/v1/rooms/shop/tickets", "/v1/enter"]
+SITE_PATHS = ["/waitlist", "/wait-times", "/v1/enterprise", "/v1/roomsearch", "/shop/"]
+
+
+def anteroom_path(path):
+    """The routers' rule: Path(/wait) || PathPrefix(/wait/) || PathPrefix(/v1/rooms/) ||
+    Path(/v1/enter)."""
+    return path in ("/wait", "/v1/enter") or path.startswith(("/wait/", "/v1/rooms/"))
 
 ENVOY_ALLOWED = {"cookie", "accept", "user-agent", "x-forwarded-for", "x-forwarded-proto"}
 ENVOY_CLIENT = {"set-cookie", "content-type", "cache-control", "retry-after"}
@@ -148,7 +161,7 @@ class Browser:
             h = dict(headers)
             if self.jar:
                 h["Cookie"] = self.cookies()
-            if uri.startswith(("/wait", "/v1/rooms/", "/v1/enter")):
+            if anteroom_path(uri.split("?", 1)[0]):
                 a = ask(self.gate, "GET", uri, dict(h, Host=SITE, **{"X-Forwarded-Host": SITE}))
                 out = Outcome(False, a.status, a.headers, a.body)
             else:
@@ -227,9 +240,21 @@ def configs_say_what_is_followed():
     envoy_yml = open(f"{here}/deploy/envoy/envoy.yaml").read()
     for text in ('address: "http://127.0.0.1:8080/v1/gate"', "trustForwardHeader: false",
                  'authResponseHeaders: ["X-Anteroom-Visitor"]',
-                 'addAuthCookiesToResponse: ["anteroom_shop"]'):
+                 "addAuthCookiesToResponse: " + json.dumps(TRAEFIK_COOKIES),
+                 "(Path(`/wait`) || PathPrefix(`/wait/`) || PathPrefix(`/v1/rooms/`) || "
+                 "Path(`/v1/enter`))"):
         check(text in traefik_yml, f"deploy/traefik/dynamic.yml sets {text}")
+    check("PathPrefix(`/wait`)" not in traefik_yml, "Traefik's rule takes no /wait prefix")
+    check(all(map(anteroom_path, ANTEROOM_PATHS)) and not any(map(anteroom_path, SITE_PATHS)),
+          "the routers' rule as followed here sends only anteroom's paths to anteroom")
     check("path_prefix: /v1/authz" in envoy_yml, "deploy/envoy/envoy.yaml asks under /v1/authz")
+    # Envoy matches safe_regex (RE2) against the whole path without its query; this one is
+    # also Python's.
+    route = re.search(r'safe_regex: \{regex: "([^"]+)"\}', envoy_yml)
+    check(route is not None, "deploy/envoy/envoy.yaml routes anteroom's paths by a regex")
+    check(all(re.fullmatch(route.group(1), p) for p in ANTEROOM_PATHS) and
+          not any(re.fullmatch(route.group(1), p) for p in SITE_PATHS),
+          f"Envoy's route sends {ANTEROOM_PATHS} to anteroom and {SITE_PATHS} to the site")
     for name in sorted(ENVOY_ALLOWED | ENVOY_CLIENT):
         check(f"{{exact: {name}}}" in envoy_yml, f"deploy/envoy/envoy.yaml lists {name}")
 

@@ -19,13 +19,6 @@ std::string cookie_of(const Reply& r) {
   return set.substr(0, set.find(';'));
 }
 
-std::string query_value(const std::string& url, const std::string& name) {
-  const size_t at = url.find(name + "=");
-  if (at == std::string::npos) return {};
-  const size_t from = at + name.size() + 1;
-  return url.substr(from, url.find('&', from) - from);
-}
-
 class ForwardAuth : public ::testing::Test {
  protected:
   void SetUp() override { start(); }
@@ -246,6 +239,31 @@ TEST_F(ForwardAuth, TheWaitingPageAnswersWithTheRoomsStatusAndFindsItsRoom) {
   EXPECT_EQ(script.status, 429u);
   EXPECT_NE(script.body.find(R"("code":"in_line")"), std::string::npos);
   EXPECT_EQ(c_->request("GET", "/wait?return=/cart", "", {{"Host", "else.example"}}).status, 404u);
+  // nginx's error_page keeps the visitor's method: a POST not admitted gets the JSON, not 405.
+  Reply post = c_->request("POST", "/wait", "",
+                           {{"Host", "shop.example"}, {"Accept", "text/html"},
+                            {"X-Anteroom-Return", "/cart"}});
+  EXPECT_EQ(post.status, 429u) << post.body;
+  EXPECT_NE(post.body.find(R"("code":"in_line")"), std::string::npos);
+  // An invite in the address reaches the page that joins with it.
+  const std::string jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbm4ifQ.c2lnbmF0dXJl";
+  Reply invited = c_->request("GET", "/wait?return=/cart&invite=" + jwt, "",
+                              {{"Host", "shop.example"}, {"Accept", "text/html"}});
+  EXPECT_NE(invited.body.find(R"("invite":")" + jwt + '"'), std::string::npos);
+}
+
+// A path may hold '@' (a profile address); a rule without a name is named by its place.
+TEST_F(ForwardAuth, PathsWithAtSignsAndUnnamedRulesWork) {
+  put_room(R"({"capacity":0,"admission":"manual","match":[{"path_prefix":"/shop/"}],
+               "bypass":[{"path_prefix":"/shop/@"}]})");
+  EXPECT_EQ(traefik("/@alice").header("x-anteroom-visitor"), "-");
+  Reply at = traefik("/shop/@alice");
+  EXPECT_EQ(at.status, 200u);
+  EXPECT_EQ(at.header("x-anteroom-visitor"), "bypass:rule0");
+  // A host still may not carry a user ("user@host").
+  Reply user = c_->request("GET", "/v1/gate", "",
+                           {{"X-Forwarded-Uri", "/shop/"}, {"X-Forwarded-Host", "a@shop.example"}});
+  EXPECT_EQ(user.status, 400u);
 }
 
 }  // namespace

@@ -93,6 +93,20 @@ TEST_F(Invites, AnInviteNamesTheVisitorAndTheLaneAndGivesOnePlace) {
   EXPECT_NE(room.body.find(R"("lanes":[{"name":"members","weight":3})"), std::string::npos);
 }
 
+// A room that sets nothing about the gate or lanes refuses an invite's lane as a room with
+// other lanes does: never a place in some lane the service did not mean.
+TEST_F(Invites, AnInvitesLaneMustBeTheRooms) {
+  ASSERT_EQ(c_->admin("PUT", "/v1/rooms/plain", R"({"capacity":0,"admission":"manual"})").status,
+            201u);
+  const Reply laned = c_->request("POST", "/v1/rooms/plain/tickets",
+                                  R"({"invite":")" + invite("ann", "members", "plain") + R"("})");
+  EXPECT_EQ(laned.status, 403u) << laned.body;
+  EXPECT_NE(laned.body.find("a lane the room has not"), std::string::npos) << laned.body;
+  const Reply plain = c_->request("POST", "/v1/rooms/plain/tickets",
+                                  R"({"invite":")" + invite("ann", "", "plain") + R"("})");
+  EXPECT_EQ(plain.status, 201u) << plain.body;
+}
+
 TEST_F(Invites, TheWebSocketTakesAnInviteToo) {
   WsClient ws(server_->port(), "/v1/rooms/sale/ws");
   ws.send(R"({"type":"ENTER","userId":"zoe"})");
