@@ -34,7 +34,8 @@ std::string gate_fields(const Config& cfg) {
   folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
   boost::json::array bypass;
   for (size_t i = 0; i < folders.size(); ++i) {
-    bypass.push_back(boost::json::object{{"name", "assets" + std::to_string(i)}, {"path_prefix", folders[i]}});
+    bypass.push_back(
+        boost::json::object{{"name", "assets" + std::to_string(i)}, {"path_prefix", folders[i]}});
   }
   return boost::json::serialize(boost::json::object{
       {"match", std::move(match)}, {"bypass", std::move(bypass)}, {"gate_admits", true}});
@@ -46,7 +47,8 @@ uint64_t kept_tickets(const Config& cfg, const std::string& room, std::string* e
   Reply r = http_call(cfg, "GET", "/v1/rooms/" + room, "", true);
   boost::system::error_code ec;
   const boost::json::value v = boost::json::parse(r.body, ec);
-  const boost::json::value* t = ec || !v.is_object() ? nullptr : v.as_object().if_contains("totals");
+  const boost::json::value* t =
+      ec || !v.is_object() ? nullptr : v.as_object().if_contains("totals");
   auto total = [&](const char* name) -> const boost::json::value* {
     const boost::json::value* x =
         t == nullptr || !t->is_object() ? nullptr : t->as_object().if_contains(name);
@@ -65,8 +67,8 @@ void add_site_phase(RunResult* run, PhaseOutput&& out) {
   uint64_t never = 0;
   for (const VisitorRecord& r : out.records) never += r.saw_page ? 0 : 1;
   const double n = static_cast<double>(std::max<size_t>(out.records.size(), 1));
-  run->metrics.push_back({p.name + ": never saw the waiting page",
-                          100.0 * static_cast<double>(never) / n, "%"});
+  run->metrics.push_back(
+      {p.name + ": never saw the waiting page", 100.0 * static_cast<double>(never) / n, "%"});
   run->metrics.push_back({p.name + ": time to the origin p50",
                           static_cast<double>(p.time_to_admission.percentile(50)) / 1e6, "s"});
   run->metrics.push_back({p.name + ": time to the origin p99",
@@ -111,10 +113,12 @@ int run_site(const Config& cfg) {
     spec.name = c == &before ? "before" : "surge";
     spec.mode = Mode::kSite;
     spec.visitors = c->users;
-    const double arrivals = c->arrival_rate > 0 ? static_cast<double>(c->users) / c->arrival_rate : 0;
-    const double admissions = static_cast<double>(c->users) / std::max(static_cast<double>(c->admit_per_second), 0.1);
-    spec.max_seconds = cfg.duration_s > 0 ? cfg.duration_s
-                                          : arrivals + admissions + 2 * cfg.timeout_s + 60;
+    const double arrivals =
+        c->arrival_rate > 0 ? static_cast<double>(c->users) / c->arrival_rate : 0;
+    const double admissions =
+        static_cast<double>(c->users) / std::max(static_cast<double>(c->admit_per_second), 0.1);
+    spec.max_seconds =
+        cfg.duration_s > 0 ? cfg.duration_s : arrivals + admissions + 2 * cfg.timeout_s + 60;
     PhaseOutput out;
     err = run_phase(*c, plan, spec, &out);
     if (!err.empty()) break;

@@ -69,9 +69,10 @@ net::awaitable<bool> Visitor::wait_as_page() {
   r_.saw_page = true;
   Message m;
   const std::string body = R"({"key":")" + key_ + R"("})";
-  const std::string join = "POST " + base_ + "/tickets HTTP/1.1" + host_ +
-                           "Content-Type: application/json\r\nContent-Length: " +
-                           std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string join =
+      "POST " + base_ + "/tickets HTTP/1.1" + host_ +
+      "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body;
   int64_t sent = 0;
   if (!co_await call(conn_, join, RequestKind::kJoin, now_us(), 201, &m, &sent)) co_return false;
   joined(m, sent);
@@ -89,9 +90,10 @@ net::awaitable<bool> Visitor::wait_as_page() {
     end(Outcome::kExpired);
     co_return false;
   }
-  const std::string cookie = "POST " + base_ + "/tickets/" + ticket_ + "/cookie HTTP/1.1" +
-                             host_ + "Content-Type: application/json\r\nContent-Length: " +
-                             std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string cookie =
+      "POST " + base_ + "/tickets/" + ticket_ + "/cookie HTTP/1.1" + host_ +
+      "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body;
   HttpResponse res;
   const int64_t asked = now_us();
   if (Fail f = co_await conn_.exchange(cookie, &res)) {

@@ -234,7 +234,8 @@ ApiResponse Api::wait_any_route(const ApiRequest& req, std::string_view query) c
     return in_line_answer(room->name);
   }
   std::string page_query = "return=" + percent_encode(ret);
-  if (auto invite = query_param(query, "invite")) page_query += "&invite=" + percent_encode(*invite);
+  if (auto invite = query_param(query, "invite"))
+    page_query += "&invite=" + percent_encode(*invite);
   return wait_route(req, room->name, page_query);
 }
 

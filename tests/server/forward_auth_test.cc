@@ -240,9 +240,9 @@ TEST_F(ForwardAuth, TheWaitingPageAnswersWithTheRoomsStatusAndFindsItsRoom) {
   EXPECT_NE(script.body.find(R"("code":"in_line")"), std::string::npos);
   EXPECT_EQ(c_->request("GET", "/wait?return=/cart", "", {{"Host", "else.example"}}).status, 404u);
   // nginx's error_page keeps the visitor's method: a POST not admitted gets the JSON, not 405.
-  Reply post = c_->request("POST", "/wait", "",
-                           {{"Host", "shop.example"}, {"Accept", "text/html"},
-                            {"X-Anteroom-Return", "/cart"}});
+  Reply post = c_->request(
+      "POST", "/wait", "",
+      {{"Host", "shop.example"}, {"Accept", "text/html"}, {"X-Anteroom-Return", "/cart"}});
   EXPECT_EQ(post.status, 429u) << post.body;
   EXPECT_NE(post.body.find(R"("code":"in_line")"), std::string::npos);
   // An invite in the address reaches the page that joins with it.
