@@ -189,9 +189,11 @@ class Api {
   // (the gate's key cookies, verify's "key") must hash to it, else kKeyRequired's refusal.
   void use_token(std::string_view room, std::string_view token,
                  const std::vector<std::string>& keys, RoomService::Then<TicketDetail> then) const;
-  // use_token with a token already verified.
+  // use_token with a token already verified; `key_known`: keys[0] is known to hash to the
+  // claims' cnf (the gate's memo), so it is not hashed again.
   void use_claims(std::string_view room, const TokenClaims& claims,
-                  const std::vector<std::string>& keys, RoomService::Then<TicketDetail> then) const;
+                  const std::vector<std::string>& keys, RoomService::Then<TicketDetail> then,
+                  bool key_known = false) const;
 
   // All the routes see of the engine: reads, and writes answered when done.
   RoomService& engine() const { return engine_; }
@@ -251,9 +253,11 @@ class Api {
   // A cookie the gate may try (gate.cc): its token and key, the token's claims once
   // verified, and whether verifying it still costs a signature check.
   struct GateCandidate {
+    std::string value;  // the cookie's value as sent
     AdmissionParts parts;
     TokenClaims claims;
     bool needs_check = false;
+    bool remembered = false;  // from the memo (admission_memo.h): verified, its key matched
   };
   // The gate's next candidate (from `index` on), answered through `done`; `old_keys`: the
   // separate key cookies of earlier versions.

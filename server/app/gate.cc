@@ -11,6 +11,7 @@
 #include <boost/json.hpp>
 #include <cstdint>
 
+#include "server/app/admission_memo.h"
 #include "server/app/api.h"
 
 namespace anteroom {
@@ -75,8 +76,8 @@ void Api::use_token(std::string_view room, std::string_view token,
 }
 
 void Api::use_claims(std::string_view room, const TokenClaims& claims,
-                     const std::vector<std::string>& keys,
-                     RoomService::Then<TicketDetail> then) const {
+                     const std::vector<std::string>& keys, RoomService::Then<TicketDetail> then,
+                     bool key_known) const {
   // Bound admissions: the token's cnf, and the ticket's own key (a token from before the
   // binding cannot shed it), checked before the ticket is touched, so a copied token used
   // without its key changes nothing.
@@ -85,7 +86,7 @@ void Api::use_claims(std::string_view room, const TokenClaims& claims,
   if (!bound) {
     if (auto d = engine_.describe(room, claims.ticket); d.is_ok()) bound = d->key_hash;
   }
-  if (bound && !any_key_hashes_to(keys, *bound)) {
+  if (bound && !(key_known && !keys.empty()) && !any_key_hashes_to(keys, *bound)) {
     return then(Status(Code::kInvalidArgument,
                        keys.empty() ? "the admission is bound to a key the request does not carry"
                                     : "the admission is bound to another key"));
@@ -135,9 +136,16 @@ void Api::check_admission(std::string_view room, std::string_view cookies,
   // remembered, so each costs the visitor one refused request: docs/security.md).
   std::vector<GateCandidate> cheap;
   std::optional<GateCandidate> costly;
-  for (const std::string& value : cookie_values(cookies, name, SIZE_MAX)) {
+  for (std::string& value : cookie_values(cookies, name, SIZE_MAX)) {
     if (cheap.size() >= 8) break;
-    GateCandidate c{split_admission(value), {}, false};
+    // Read through before: only its exp may have passed (the ticket is checked on use).
+    if (const MemoAdmission* m = memo_find(room, value); m != nullptr) {
+      if (m->claims.expires_at <= now_s) continue;
+      cheap.push_back(GateCandidate{{}, {{}, m->key}, m->claims, false, true});
+      continue;
+    }
+    AdmissionParts parts = split_admission(value);
+    GateCandidate c{std::move(value), std::move(parts), {}, false, false};
     auto said = claims_unchecked(c.parts.token);
     if (!said || said->expires_at <= now_s || said->room != room) continue;
     std::vector<std::string> keys = old_keys;
@@ -176,16 +184,32 @@ void Api::gate_try(const std::string& room, std::vector<GateCandidate> candidate
   std::vector<std::string> keys = old_keys;
   if (!c.parts.key.empty()) keys.insert(keys.begin(), c.parts.key);
   const TokenClaims claims = c.claims;
-  use_claims(room, claims, keys,
-             [this, room, candidates = std::move(candidates), old_keys, keys, index,
-              done = std::move(done)](const Result<TicketDetail>& used) mutable {
-               if (!used.is_ok()) {
-                 return gate_try(room, std::move(candidates), old_keys, index + 1, std::move(done));
-               }
-               std::string key =
-                   used->key_hash ? key_hashing_to(keys, *used->key_hash) : std::string();
-               done(Admitted{used.value(), std::move(key), candidates[index].claims.expires_at});
-             });
+  // A remembered key is known to hash to the cnf; a remembered keyless cookie is checked as
+  // before (its ticket might have been bound since).
+  const bool key_known = c.remembered && !c.parts.key.empty();
+  use_claims(
+      room, claims, keys,
+      [this, room, candidates = std::move(candidates), old_keys, keys, index,
+       done = std::move(done)](const Result<TicketDetail>& used) mutable {
+        if (!used.is_ok()) {
+          return gate_try(room, std::move(candidates), old_keys, index + 1, std::move(done));
+        }
+        GateCandidate& it = candidates[index];
+        std::string key;
+        if (used->key_hash)
+          key = it.remembered ? it.parts.key : key_hashing_to(keys, *used->key_hash);
+        // Remembered when the cookie alone made the case: its own key is the ticket's and the
+        // token's cnf (or neither has one); a legacy key cookie's help is not.
+        const auto cnf =
+            it.claims.key_hash.empty() ? std::nullopt : parse_key_hash(it.claims.key_hash);
+        const bool own = used->key_hash
+                             ? cnf == used->key_hash && key == it.parts.key && !key.empty()
+                             : it.claims.key_hash.empty() && it.parts.key.empty();
+        if (!it.remembered && own)
+          memo_store(room, it.value, MemoAdmission{it.claims, it.parts.key});
+        done(Admitted{used.value(), std::move(key), it.claims.expires_at});
+      },
+      key_known);
 }
 
 // The admission cookie, set by the server (HttpOnly): the waiting page asks for it once

@@ -266,5 +266,38 @@ TEST_F(ForwardAuth, PathsWithAtSignsAndUnnamedRulesWork) {
   EXPECT_EQ(user.status, 400u);
 }
 
+// The gate remembers cookies it has read through (server/app/admission_memo.h): what a
+// remembered cookie stands for is still checked on every use.
+TEST_F(ForwardAuth, ARememberedCookieStillEndsWithItsTicketAndAChangedOneIsRead) {
+  put_room(R"({"capacity":5,"match":[{"path_prefix":"/"}],"session_ttl_seconds":30})");
+  Reply n = nginx("/");
+  ASSERT_EQ(n.status, 200u);
+  const std::string cookie = cookie_of(n);
+  ASSERT_FALSE(cookie.empty());
+  // From here a refused cookie gets the page (401), not a fresh admission.
+  put_room(R"({"capacity":5,"match":[{"path_prefix":"/"}],"session_ttl_seconds":30,
+               "gate_admits":false})");
+  const std::string visitor = n.header("x-anteroom-visitor");
+  for (int i = 0; i < 3; ++i) {  // the first read verifies; the others are remembered
+    Reply again = nginx("/", cookie);
+    ASSERT_EQ(again.status, 200u) << i;
+    EXPECT_EQ(again.header("x-anteroom-visitor"), visitor);
+  }
+  // One byte changed in the token or in the key: read afresh, and refused.
+  std::string forged = cookie;
+  const size_t tilde = forged.find('~');  // the token's signature ends just before it
+  ASSERT_NE(tilde, std::string::npos) << cookie;
+  forged[tilde - 5] = forged[tilde - 5] == 'A' ? 'B' : 'A';
+  EXPECT_EQ(nginx("/", forged).status, 401u);
+  std::string other_key = cookie;
+  other_key.back() = other_key.back() == 'A' ? 'B' : 'A';
+  EXPECT_EQ(nginx("/", other_key).status, 401u);
+  EXPECT_EQ(nginx("/", cookie).status, 200u);
+  // The ticket ends (idle past its session): the remembered cookie no longer admits.
+  clock_->advance_s(31);
+  server_->engine().run_all();
+  EXPECT_EQ(nginx("/", cookie).status, 401u);
+}
+
 }  // namespace
 }  // namespace anteroom::testing
