@@ -245,6 +245,8 @@ class Api {
   void gate_deny(const GateAsk& a, const Respond& respond) const;
   // The admission cookie `value` to the visitor: on the 200 where the proxy passes it on,
   // else by a 302 through a one-time /v1/enter link (a browser's GET only; false if neither).
+  // nginx's fast pass cookie (fast_pass.h) on an allowing answer, where the ask wants one.
+  void add_fast_pass(const GateAsk& a, int64_t valid_s, ApiResponse* res) const;
   bool gate_set_cookie(const GateAsk& a, const std::string& value, int64_t max_age_s,
                        std::string_view visitor, const Respond& respond) const;
   // A valid pass among the cookies: signed, for this room, not revoked, not expired.

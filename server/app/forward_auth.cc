@@ -9,6 +9,7 @@
 #include <cctype>
 
 #include "server/app/api.h"
+#include "server/app/fast_pass.h"
 #include "server/app/gate_ask.h"
 #include "server/app/gate_index.h"
 #include "server/app/gate_links.h"
@@ -173,6 +174,12 @@ ApiResponse Api::forward_auth(const ApiRequest& req,
   a->browser = is_browser(req, *o);
   a->client = std::string(req.client);
   a->pass_cookies = o->nginx_way || g.gate_cookies_pass;
+  // nginx's fast pass: asked for by its config (the host it will check it against), given
+  // only where the host is this room's alone.
+  if (o->nginx_way && !options_.fast_pass_secret.empty()) {
+    std::string fast = fast_pass_host(header(req, "X-Anteroom-Fast-Host"));
+    if (!fast.empty() && a->index->sole_room(fast, a->room)) a->fast_host = std::move(fast);
+  }
   a->base = !options_.public_url.empty() ? std::string(options_.public_url.substr(
                                                0, options_.public_url.find_last_not_of('/') + 1))
                                          : (o->proto.empty() ? "http" : o->proto) + "://" + o->host;

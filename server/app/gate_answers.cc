@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include "server/app/api.h"
+#include "server/app/fast_pass.h"
 #include "server/app/gate_ask.h"
 #include "server/app/gate_links.h"
 #include "server/app/keys.h"
@@ -50,6 +51,7 @@ bool Api::gate_set_cookie(const GateAsk& a, const std::string& value, int64_t ma
     ApiResponse res = gate_allowed(visitor);
     // One Set-Cookie: nginx 1.22 passes the first only, later ones join them into one line.
     res.headers.emplace_back("Set-Cookie", admission_set_cookie(room, value, max_age_s));
+    add_fast_pass(a, max_age_s, &res);
     respond(std::move(res));
     return true;
   }
@@ -73,7 +75,24 @@ void Api::gate_allow(const GateAsk& a, const Admitted& admitted, const Respond& 
     const std::string value = admission_value(room, v, admitted.key);
     if (gate_set_cookie(a, value, std::max<int64_t>(1, valid_s), id_view(v.id), respond)) return;
   }
-  respond(gate_allowed(id_view(v.id)));
+  ApiResponse res = gate_allowed(id_view(v.id));
+  add_fast_pass(a, valid_s, &res);
+  respond(std::move(res));
+}
+
+void Api::add_fast_pass(const GateAsk& a, int64_t valid_s, ApiResponse* res) const {
+  if (a.fast_host.empty()) return;
+  // Never past the admission's own end.
+  const int64_t seconds = std::min<int64_t>(options_.fast_pass_seconds, valid_s);
+  if (seconds < 1) return;
+  const int64_t expires_at = now_ms() / 1000 + seconds;
+  // A header of its own: nginx sets it as a second Set-Cookie (auth_request_set).
+  res->headers.emplace_back(
+      "X-Anteroom-Fast-Pass",
+      std::string(kFastPassCookie) + "=" +
+          fast_pass_value(options_.fast_pass_secret, a.fast_host, expires_at) +
+          "; Path=/; Max-Age=" + std::to_string(seconds) + "; SameSite=Lax; HttpOnly" +
+          secure_attribute());
 }
 
 void Api::gate_not_admitted(const std::shared_ptr<GateAsk>& a, const Respond& respond) const {

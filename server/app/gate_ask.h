@@ -29,6 +29,7 @@ struct Api::GateAsk {
   std::string client;
   std::string base;           // scheme://host of the site (or --public-url), for absolute Locations
   bool pass_cookies = false;  // the 200 may carry the cookie: nginx's way, or gate_cookies pass
+  std::string fast_host;      // nginx asked for a fast pass for this host (fast_pass.h)
 };
 
 // The gate's answers: allowed (exactly 200, as Envoy asks, with X-Anteroom-Visitor always

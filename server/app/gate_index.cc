@@ -43,6 +43,14 @@ const GateIndex::Room* GateIndex::find(std::string_view host, std::string_view p
   return nullptr;
 }
 
+bool GateIndex::sole_room(std::string_view host, const Room* room) const {
+  for (const Entry& e : entries_) {
+    const std::string_view named = std::string_view(e.host).substr(0, e.host.find(':'));
+    if ((named.empty() || named == host) && &rooms_[e.room] != room) return false;
+  }
+  return true;
+}
+
 const GateIndex::Room* GateIndex::room(std::string_view name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : &rooms_[it->second];

@@ -35,6 +35,9 @@ class GateIndex {
   // `path` best: the longest path prefix, then a rule that names the host over one that
   // does not; null when no rule fits.
   const Room* find(std::string_view host, std::string_view path) const;
+  // Whether `room` is the only one any rule for `host` (lower case, no port; a rule's port
+  // is not looked at) can pick: then a pass naming the host names the room.
+  bool sole_room(std::string_view host, const Room* room) const;
   // A room's settings; null for a room with none set (the defaults) or none at all.
   const Room* room(std::string_view name) const;
   size_t rules() const { return entries_.size(); }

@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
+
 #include "server/app/config_options.h"
 #include "server/app/cross_site.h"
 #include "server/app/flag_rows.h"
@@ -154,6 +156,11 @@ Status check(Options& o) {
     return bad("--token-key and --token-key-previous need --token-alg ES256");
   }
   if (std::string why = check_origins(o.allow_origins); !why.empty()) return bad(why);
+  if (!std::all_of(o.fast_pass_secret.begin(), o.fast_pass_secret.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+      })) {
+    return bad("--fast-pass-secret: only A-Z a-z 0-9 _ - (nginx reads it from a quoted string)");
+  }
   for (const std::string& cidr : o.trusted_proxies) {
     if (!valid_cidr(cidr)) return bad("--trusted-proxy '" + cidr + "' is not an address or a CIDR");
   }

@@ -83,6 +83,11 @@ struct Options {
   // --trusted-proxy CIDR (repeatable): peers in these networks are proxies carrying many
   // visitors (nginx in front): no per-address connection limit for them.
   std::vector<std::string> trusted_proxies;
+  // --fast-pass-secret: shared with nginx (deploy/nginx/anteroom-fast-pass.conf), so that for
+  // --fast-pass-seconds after an admitted request nginx lets the visitor's next ones through
+  // without asking the gate (server/app/fast_pass.h); empty: off.
+  std::string fast_pass_secret;
+  unsigned fast_pass_seconds = 2;
   // --allow-origin ORIGIN (repeatable): pages of these other sites may write (join, leave)
   // here; any other site's browser requests that would change state are refused 403.
   std::vector<std::string> allow_origins;
