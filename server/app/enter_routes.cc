@@ -220,9 +220,10 @@ ApiResponse Api::wait_any_route(const ApiRequest& req, std::string_view query) c
     }
   }
   ret = safe_return_url(ret);
-  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  host = gate_host(host);
   auto path = plain_path(ret);
-  const GateIndexRoom* room = path ? gate_index()->find(host, *path) : nullptr;
+  const std::string_view raw = std::string_view(ret).substr(0, ret.find('?'));
+  const GateIndexRoom* room = path ? gate_index()->find(host, *path, raw) : nullptr;
   if (room == nullptr) {
     return error_response(404, "no_room", "no room's match rules fit this address");
   }
@@ -234,8 +235,13 @@ ApiResponse Api::wait_any_route(const ApiRequest& req, std::string_view query) c
     return in_line_answer(room->name);
   }
   std::string page_query = "return=" + percent_encode(ret);
-  if (auto invite = query_param(query, "invite"))
-    page_query += "&invite=" + percent_encode(*invite);
+  // An invite in the page's own query, or in the address's (nginx shows the page in place
+  // of /shop/?invite=..., and its rewrite to /wait drops the query).
+  const size_t q = ret.find('?');
+  auto invite = query_param(query, "invite");
+  if (!invite && q != std::string::npos)
+    invite = query_param(std::string_view(ret).substr(q + 1), "invite");
+  if (invite) page_query += "&invite=" + percent_encode(*invite);
   return wait_route(req, room->name, page_query);
 }
 

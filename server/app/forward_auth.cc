@@ -26,12 +26,12 @@ std::string_view header(const ApiRequest& r, std::string_view name) {
   return r.headers != nullptr ? r.headers->get(name) : std::string_view{};
 }
 
-// Printable ASCII without a backslash; a path may hold '/' and '@' ("/@alice"), a host or a
-// method neither (no "user@host").
+// Printable ASCII without a backslash or a '#' (no request target holds one); a path may
+// hold '/' and '@' ("/@alice"), a host or a method neither (no "user@host").
 bool plain_text(std::string_view s, bool path) {
   return std::all_of(s.begin(), s.end(), [&](char c) {
     const auto u = static_cast<unsigned char>(c);
-    return u > 0x20 && u < 0x7f && c != '\\' && (path || (c != '/' && c != '@'));
+    return u > 0x20 && u < 0x7f && c != '\\' && c != '#' && (path || (c != '/' && c != '@'));
   });
 }
 
@@ -51,34 +51,44 @@ std::string first(std::string_view a, std::string_view b) {
   return std::string(!a.empty() ? a : b);
 }
 
-// Read only from a --trusted-proxy peer (forward_auth checks it first).
+// Read only from a --trusted-proxy peer (forward_auth checks it first). A proxy passes the
+// visitor's own headers on to the gate, so a question that names the request in two ways
+// (one of them the visitor's) is refused rather than guessed at; and the host is the one
+// the proxy says, never the gate's own Host (the proxy's upstream name).
 std::optional<GateOriginal> read_original(const ApiRequest& req,
-                                          std::optional<std::string_view> authz_path) {
+                                          std::optional<std::string_view> authz_path,
+                                          std::string* why) {
   GateOriginal o;
+  const std::string_view url = header(req, "X-Original-URL");
+  const std::string_view uri = header(req, "X-Original-URI");
+  const std::string_view fwd = header(req, "X-Forwarded-Uri");
+  if (int{!url.empty()} + int{!uri.empty()} + int{!fwd.empty()} + int{authz_path.has_value()} > 1) {
+    *why =
+        "the question names the request twice (X-Original-URL, X-Original-URI, "
+        "X-Forwarded-Uri, /v1/authz: one only); strip the visitor's own in the proxy";
+    return std::nullopt;
+  }
   if (authz_path) {  // Envoy: the visitor's own method and path, under /v1/authz
     o.method = std::string(req.method);
     o.host = std::string(req.host);
     o.target = "/" + std::string(*authz_path);
     o.proto = std::string(header(req, "X-Forwarded-Proto"));
-  } else if (std::string_view url = header(req, "X-Original-URL"); !url.empty()) {
+  } else if (!url.empty()) {
     if (!split_url(url, &o)) return std::nullopt;
     o.nginx_way = true;
-  } else if (std::string_view uri = header(req, "X-Original-URI"); !uri.empty()) {
-    o.target = std::string(uri);
-    o.host = first(header(req, "X-Forwarded-Host"), req.host);
-    o.proto = first(header(req, "X-Forwarded-Proto"), header(req, "X-Scheme"));
-    o.nginx_way = true;
-  } else if (std::string_view fwd = header(req, "X-Forwarded-Uri"); !fwd.empty()) {
-    o.target = std::string(fwd);
-    o.host = first(header(req, "X-Forwarded-Host"), req.host);
-    o.proto = std::string(header(req, "X-Forwarded-Proto"));
+  } else if (!uri.empty() || !fwd.empty()) {
+    o.target = std::string(!uri.empty() ? uri : fwd);
+    o.host = std::string(header(req, "X-Forwarded-Host"));
+    o.proto = !uri.empty() ? first(header(req, "X-Forwarded-Proto"), header(req, "X-Scheme"))
+                           : std::string(header(req, "X-Forwarded-Proto"));
+    o.nginx_way = !uri.empty();
   } else {
     return std::nullopt;
   }
   if (!authz_path) {
     o.method = first(header(req, o.nginx_way ? "X-Original-Method" : "X-Forwarded-Method"), "GET");
   }
-  for (char& c : o.host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  o.host = gate_host(o.host);
   if (o.proto != "https") o.proto = o.proto.empty() || o.proto == "http" ? o.proto : "";
   if (o.target.empty() || o.target[0] != '/' || !plain_text(o.target, true) || o.host.empty() ||
       o.host.size() > 255 || !plain_text(o.host, false) || o.method.size() > 16 ||
@@ -142,24 +152,30 @@ ApiResponse Api::forward_auth(const ApiRequest& req,
                           "the gate believes what a proxy says of the original request only "
                           "from a --trusted-proxy peer");
   }
-  auto o = read_original(req, authz_path);
+  std::string why;
+  auto o = read_original(req, authz_path, &why);
   if (!o) {
     return error_response(400, "no_original_request",
-                          "say which request to decide: X-Forwarded-Uri and X-Forwarded-Host "
-                          "(Traefik, Caddy), X-Original-URL or X-Original-URI (nginx), or "
-                          "the path under /v1/authz (Envoy)");
+                          !why.empty() ? why
+                                       : "say which request to decide: X-Forwarded-Uri and "
+                                         "X-Forwarded-Host (Traefik, Caddy), X-Original-URL, or "
+                                         "X-Original-URI and X-Forwarded-Host (nginx), or the "
+                                         "path under /v1/authz (Envoy)");
   }
   auto path = plain_path(o->target);
   if (!path) return error_response(400, "invalid_path", "the request's path does not decode");
   auto a = std::make_shared<GateAsk>();
   a->index = gate_index();
-  a->room = a->index->find(o->host, *path);
+  // The path as sent, before decoding: a rule must not miss what an origin routes on raw.
+  const std::string_view raw = std::string_view(o->target).substr(0, o->target.find('?'));
+  a->room = a->index->find(o->host, *path, raw);
   if (a->room == nullptr) {
     metrics_.gate().count(GateOutcome::kUnprotected);
     return gate_allowed("-");
   }
   const GateSettings& g = a->room->settings;
-  const GateRequest asked{o->method, *path, req.client, req.user_agent, req.cookie, req.headers};
+  const GateRequest asked{o->method,  *path,       req.client, req.user_agent,
+                          req.cookie, req.headers, raw};
   for (const BypassRule& rule : g.bypass) {
     if (bypasses(rule, asked)) {
       metrics_.gate().count(GateOutcome::kBypassed);

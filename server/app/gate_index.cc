@@ -36,11 +36,44 @@ bool host_fits(std::string_view rule_host, std::string_view host) {
          (host[rule_host.size()] == ':' && rule_host.find(':') == std::string_view::npos);
 }
 
-const GateIndex::Room* GateIndex::find(std::string_view host, std::string_view path) const {
+namespace {
+
+bool starts_with_any_case(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(s[i])) !=
+        std::tolower(static_cast<unsigned char>(prefix[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+const GateIndex::Room* GateIndex::find(std::string_view host, std::string_view path,
+                                       std::string_view raw) const {
+  // Each rule in its order, fitting any form of the path: the gate protects what an origin
+  // might read as the rule's prefix (raw, or in another case), never less.
   for (const Entry& e : entries_) {
-    if (path.starts_with(e.prefix) && host_fits(e.host, host)) return &rooms_[e.room];
+    if (!host_fits(e.host, host)) continue;
+    if (path.starts_with(e.prefix) || (!raw.empty() && raw.starts_with(e.prefix)) ||
+        starts_with_any_case(path, e.prefix)) {
+      return &rooms_[e.room];
+    }
   }
   return nullptr;
+}
+
+std::string gate_host(std::string_view host) {
+  std::string h(host);
+  for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // "shop.example." is shop.example (nginx routes it so); a port stays.
+  if (const size_t dot = h.find_last_not_of("0123456789:");
+      dot != std::string::npos && h[dot] == '.' && (dot + 1 == h.size() || h[dot + 1] == ':')) {
+    h.erase(dot, 1);
+  }
+  return h;
 }
 
 bool GateIndex::sole_room(std::string_view host, const Room* room) const {
@@ -87,8 +120,15 @@ bool contains_any_case(std::string_view haystack, std::string_view lowered_needl
 }  // namespace
 
 bool bypasses(const BypassRule& rule, const GateRequest& r) {
-  if (!rule.path_prefix.empty() && !r.path.starts_with(rule.path_prefix)) return false;
-  if (!rule.path_suffix.empty() && !r.path.ends_with(rule.path_suffix)) return false;
+  const std::string_view raw = r.raw.empty() ? r.path : r.raw;
+  if (!rule.path_prefix.empty() &&
+      !(r.path.starts_with(rule.path_prefix) && raw.starts_with(rule.path_prefix))) {
+    return false;
+  }
+  if (!rule.path_suffix.empty() &&
+      !(r.path.ends_with(rule.path_suffix) && raw.ends_with(rule.path_suffix))) {
+    return false;
+  }
   if (rule.methods != 0 && (rule.methods & method_bit(r.method)) == 0) return false;
   if (!rule.cidr.empty() && std::none_of(rule.cidr.begin(), rule.cidr.end(),
                                          [&](const Network& n) { return n.contains(r.client); })) {

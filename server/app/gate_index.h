@@ -31,10 +31,11 @@ class GateIndex {
 
   explicit GateIndex(const std::vector<RoomInfo>& rooms);
 
-  // The room whose rule fits `host` (lower case, as sent: a port stays) and the plain
-  // `path` best: the longest path prefix, then a rule that names the host over one that
-  // does not; null when no rule fits.
-  const Room* find(std::string_view host, std::string_view path) const;
+  // The room whose rule fits `host` (gate_host's form: a port stays) and the plain `path`
+  // best: the longest path prefix, then a rule that names the host over one that does not;
+  // null when no rule fits. A rule fits when its prefix starts the plain path, the `raw`
+  // one (as sent, not decoded: what an origin may route on) or the plain one in any case.
+  const Room* find(std::string_view host, std::string_view path, std::string_view raw = {}) const;
   // Whether `room` is the only one any rule for `host` (lower case, no port; a rule's port
   // is not looked at) can pick: then a pass naming the host names the room.
   bool sole_room(std::string_view host, const Room* room) const;
@@ -53,6 +54,8 @@ class GateIndex {
   std::unordered_map<std::string_view, size_t> by_name_;
 };
 
+// A host as the gate compares it: lower case, a trailing dot dropped, a port kept.
+std::string gate_host(std::string_view host);
 // The host a request asked for, lower case; a rule without a port also fits it with one.
 bool host_fits(std::string_view rule_host, std::string_view host);
 

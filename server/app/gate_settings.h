@@ -62,8 +62,10 @@ struct GateRequest {
   std::string_view user_agent;
   std::string_view cookies;
   const HeaderLookup* headers = nullptr;  // any other header, by name
+  std::string_view raw;                   // the path as sent; empty: the same as `path`
 };
-// Whether `r` fits every condition of `rule`.
+// Whether `r` fits every condition of `rule`; a path condition must fit both the plain and
+// the raw path ("/static/%2e%2e/checkout" is no asset, whatever it decodes to).
 bool bypasses(const BypassRule& rule, const GateRequest& r);
 
 // The names of the fields read_gate_fields takes.

@@ -102,6 +102,12 @@ xhr=$(curl -s -i -H 'Accept: application/json' "http://127.0.0.1:$C/shop/api")
 grep -q "^HTTP/1.1 429" <<<"$xhr" && grep -qi "^Retry-After: 5" <<<"$xhr" && grep -q '"code":"in_line"' <<<"$xhr" ||
   fail "a script did not get the JSON 429: $(head -1 <<<"$xhr")"
 pass "Caddy: once a line forms, a browser gets the waiting page and a script JSON 429 with Retry-After"
+for forged in "X-Original-URI: /static/x" "X-Original-URL: http://nobody.example/"; do
+  r=$(curl -s -i "${browser[@]}" -H "$forged" "http://127.0.0.1:$C/shop/")
+  grep -q "ORIGIN OK" <<<"$r" && fail "a visitor's own '$forged' let it past a full room"
+  grep -q "^HTTP/1.1 302" <<<"$r" || fail "with '$forged' the visitor was not sent to the page: $(head -1 <<<"$r")"
+done
+pass "Caddy: a visitor's own X-Original-* headers do not choose the request the gate decides"
 kill "$caddy_pid"
 
 # The expanded form: the gate's cookie on its 200, no round trip.
@@ -115,7 +121,7 @@ grep -qi "^Set-Cookie: anteroom_shop=" <<<"$direct" || fail "the gate's cookie d
 curl -s "${browser[@]}" -b "$work/jar3" "http://127.0.0.1:$C/shop/" | grep -q "ORIGIN OK" ||
   fail "the cookie from the 200 did not open the origin"
 pass "Caddy (expanded form): the first request reaches the origin and carries the gate's cookie"
-echo "caddy: 4 passed, 0 failed"
+echo "caddy: 5 passed, 0 failed"
 if [[ -n $BROWSER_SCRIPT ]]; then
   kill "$caddy_pid"
   echo 'body{background:rgb(1,2,3)}' >"$work/origin/static/site.css"

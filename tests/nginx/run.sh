@@ -66,6 +66,14 @@ form=$(curl -s -i -X POST -H "Accept: text/html" -d 'qty=1' "http://127.0.0.1:$N
 grep -q "^HTTP/1.1 429" <<<"$form" && grep -q '"code":"in_line"' <<<"$form" ||
   fail "a POST not admitted got no JSON 429 (nginx keeps its method): $(head -1 <<<"$form")"
 pass "a visitor without admission gets the waiting page, not the origin; a script or a POST gets JSON 429"
+for forged in "X-Original-URL: http://nobody.example/" "X-Original-URI: /about.html"; do
+  r=$(curl -s -H "Accept: text/html" -H "$forged" "http://127.0.0.1:$N/shop/")
+  grep -q "ORIGIN OK" <<<"$r" && fail "a visitor's own '$forged' reached the origin"
+  grep -q 'id="position"' <<<"$r" || fail "with '$forged' the visitor did not get the page: $r"
+done
+invited=$(curl -s -H "Accept: text/html" "http://127.0.0.1:$N/shop/?invite=abc.def.ghi")
+grep -qF '"invite":"abc.def.ghi"' <<<"$invited" || fail "an invite in the address did not reach the page"
+pass "a visitor's own X-Original-* headers choose nothing; an invite in the address reaches the page"
 
 join=$(curl -s -X POST "http://127.0.0.1:$N/v1/rooms/demo/tickets" -d '{"user":"visitor-1","key":"visitor-1-key"}')
 ticket=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["ticket"])' <<<"$join")
@@ -110,7 +118,7 @@ gone=$(curl -s -H "Cookie: anteroom_demo=$token; anteroom_demo_key=visitor-1-key
 grep -q "ORIGIN OK" <<<"$gone" && fail "the cookie of a ticket that left still opens the origin"
 pass "after leaving, the old cookie no longer opens the origin"
 forged_forwarded_for_is_ignored "$N" "$A" "$KEY" demo
-echo "nginx: 11 passed, 0 failed"
+echo "nginx: 12 passed, 0 failed"
 if [[ -n $BROWSER_SCRIPT ]]; then
   bash "$HERE/../browser/run.sh" "$BROWSER_SCRIPT" "http://127.0.0.1:$N" "http://127.0.0.1:$A" "$KEY" \
     ${SCREENSHOT:+"$SCREENSHOT"}

@@ -79,9 +79,11 @@ class Outcome:
 def traefik(gate, method, uri, headers, v3=True):
     """forward.go: GET to the address; the visitor's headers minus hop-by-hop ones; with
     trustForwardHeader false every X-Forwarded-* is deleted, then Method, Proto, Host, Uri
-    and For set from the real request; Host is the address's."""
+    and For set from the real request; Host is the address's. The anteroom-strip headers
+    middleware before it removes the visitor's X-Original-URL and X-Original-URI."""
     sent = {k: v for k, v in headers.items()
-            if k.lower() not in HOP and not k.lower().startswith("x-forwarded-")}
+            if k.lower() not in HOP and not k.lower().startswith("x-forwarded-")
+            and k.lower() not in ("x-original-url", "x-original-uri")}
     sent.update({"X-Forwarded-Method": method, "X-Forwarded-Proto": "https",
                  "X-Forwarded-Host": SITE, "X-Forwarded-Uri": uri,
                  "X-Forwarded-For": "203.0.113.9", "Host": f"127.0.0.1:{gate}"})
@@ -226,6 +228,9 @@ def scenario(name, proxy, port, pass_cookies):
     check(not page.allowed and page.status == 302 and
           page.header("Location") == f"https://{SITE}/wait/shop?return=/shop/item%3Fid%3D8",
           f"{name}: once a line forms a browser is sent to the page, absolute ({page.header('Location')})")
+    forged = proxy(port, "GET", "/shop/item", dict(BROWSER, **{"X-Original-URI": "/static/x",
+                                                           "X-Original-URL": "http://no.example/"}))
+    check(not forged.allowed, f"{name}: a visitor's own X-Original-* headers do not choose the request")
     xhr = proxy(port, "POST", "/shop/api/cart", dict(SCRIPT))
     body = json.loads(xhr.body or b"{}")
     check(xhr.status == 429 and xhr.header("Retry-After") == "5" and
@@ -240,6 +245,8 @@ def configs_say_what_is_followed():
     envoy_yml = open(f"{here}/deploy/envoy/envoy.yaml").read()
     for text in ('address: "http://127.0.0.1:8080/v1/gate"', "trustForwardHeader: false",
                  'authResponseHeaders: ["X-Anteroom-Visitor"]',
+                 "middlewares: [anteroom-strip, anteroom]",
+                 'X-Original-URL: ""', 'X-Original-URI: ""',
                  "addAuthCookiesToResponse: " + json.dumps(TRAEFIK_COOKIES),
                  "(Path(`/wait`) || PathPrefix(`/wait/`) || PathPrefix(`/v1/rooms/`) || "
                  "Path(`/v1/enter`))"):

@@ -250,6 +250,37 @@ TEST_F(ForwardAuth, TheWaitingPageAnswersWithTheRoomsStatusAndFindsItsRoom) {
   Reply invited = c_->request("GET", "/wait?return=/cart&invite=" + jwt, "",
                               {{"Host", "shop.example"}, {"Accept", "text/html"}});
   EXPECT_NE(invited.body.find(R"("invite":")" + jwt + '"'), std::string::npos);
+  // nginx shows the page in place of /cart?invite=...: the invite rides in the return.
+  Reply in_place = c_->request("GET", "/wait", "",
+                               {{"Host", "shop.example."},
+                                {"Accept", "text/html"},
+                                {"X-Anteroom-Return", "/cart?invite=" + jwt}});
+  EXPECT_NE(in_place.body.find(R"("invite":")" + jwt + '"'), std::string::npos) << in_place.body;
+}
+
+// A proxy passes the visitor's own headers on: a question naming the request twice is
+// refused (nginx turns the 400 into its 500: closed), and the host is the proxy's word.
+TEST_F(ForwardAuth, AVisitorsOwnOriginalRequestHeadersAreNeverBelieved) {
+  put_room(R"({"capacity":0,"admission":"manual","match":[{"host":"shop.example"}]})");
+  auto ask = [&](Headers h) { return c_->request("GET", "/v1/gate", "", h); };
+  const Headers nginx_way{{"X-Original-URI", "/secret"}, {"X-Forwarded-Host", "shop.example"}};
+  EXPECT_EQ(ask(nginx_way).status, 401u);
+  Headers forged = nginx_way;
+  forged["X-Original-URL"] = "http://nobody.example/secret";
+  EXPECT_EQ(ask(forged).status, 400u);
+  Headers traefik_way{{"X-Forwarded-Uri", "/secret"}, {"X-Forwarded-Host", "shop.example"}};
+  EXPECT_EQ(ask(traefik_way).status, 429u);
+  traefik_way["X-Original-URI"] = "/static/a";
+  EXPECT_EQ(ask(traefik_way).status, 400u);
+  // No host from the proxy: not the gate's own Host (the proxy's upstream name).
+  EXPECT_EQ(ask({{"X-Forwarded-Uri", "/secret"}, {"Host", "shop.example"}}).status, 400u);
+  // A trailing dot is the same host; a '#' is in no request target.
+  EXPECT_EQ(ask({{"X-Original-URI", "/secret"}, {"X-Forwarded-Host", "Shop.Example."}}).status,
+            401u);
+  EXPECT_EQ(
+      ask({{"X-Original-URI", "/static/x#/../../secret"}, {"X-Forwarded-Host", "shop.example"}})
+          .status,
+      400u);
 }
 
 // A path may hold '@' (a profile address); a rule without a name is named by its place.

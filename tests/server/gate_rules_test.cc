@@ -189,6 +189,31 @@ TEST(GateIndex, TheLongestPrefixWinsThenTheRuleThatNamesTheHost) {
   EXPECT_EQ(index.room("none"), nullptr);  // defaults: nothing kept
 }
 
+// A rule protects whatever an origin may read as its prefix: the path as sent, before
+// decoding, or in another case (an origin that ignores case).
+TEST(GateIndex, ARuleFitsThePathAsSentAndInAnyCase) {
+  const GateIndex index({room_with("shop", R"({"match":[{"path_prefix":"/"}]})"),
+                         room_with("co", R"({"match":[{"path_prefix":"/checkout/"}]})")});
+  auto found = [&](const char* raw) {
+    auto plain = plain_path(raw);
+    const GateIndex::Room* r = index.find("x.example", *plain, raw);
+    return r == nullptr ? std::string("-") : r->name;
+  };
+  EXPECT_EQ(found("/checkout/pay"), "co");
+  EXPECT_EQ(found("/checkout/%2e%2e/x"), "co");  // decodes to /x, but an origin may not
+  EXPECT_EQ(found("/CHECKOUT/pay"), "co");
+  EXPECT_EQ(found("/static/../checkout/pay"), "co");  // decodes to it
+  EXPECT_EQ(found("/about"), "shop");
+}
+
+TEST(GateHost, LowerCaseNoTrailingDotThePortKept) {
+  EXPECT_EQ(gate_host("Shop.Example."), "shop.example");
+  EXPECT_EQ(gate_host("shop.example.:8443"), "shop.example:8443");
+  EXPECT_EQ(gate_host("shop.example:8443"), "shop.example:8443");
+  EXPECT_EQ(gate_host("10.0.0.1"), "10.0.0.1");
+  EXPECT_EQ(gate_host("[::1]:80"), "[::1]:80");
+}
+
 class FixedHeaders final : public HeaderLookup {
  public:
   std::string_view get(std::string_view name) const override {
@@ -217,6 +242,15 @@ TEST(Bypass, ARequestPassesOnlyWhenItFitsEveryConditionOfARule) {
   EXPECT_EQ(which({"GET", "/static/app.js", home, "Mozilla", "", nullptr}), "-");
   auto plain = plain_path("/static/../checkout.css");
   EXPECT_EQ(which({"GET", *plain, home, "Mozilla", "", nullptr}), "-");
+  // What it decodes to is an asset, what an origin routes on raw is not: no bypass.
+  for (const char* raw : {"/secret/%2e%2e/static/x.css", "/secret/..;/static/x.css",
+                          "/secret%2F..%2Fstatic/x.css", "/Static/x.css"}) {
+    auto p = plain_path(raw);
+    ASSERT_TRUE(p.has_value()) << raw;
+    EXPECT_EQ(which({"GET", *p, home, "Mozilla", "", nullptr, raw}), "-") << raw;
+  }
+  EXPECT_EQ(which({"GET", "/static/a b.css", home, "Mozilla", "", nullptr, "/static/a%20b.css"}),
+            "assets");
   EXPECT_EQ(which({"GET", "/cart", office, "Mozilla", "", nullptr}), "office");
   EXPECT_EQ(which({"GET", "/cart", home, "x (compatible; googlebot/2.1)", "", nullptr}), "bots");
   EXPECT_EQ(which({"GET", "/cart", home, "Mozilla", "", &staff}), "staff");
