@@ -121,7 +121,10 @@ ApiResponse Api::enter_route(const ApiRequest& req, std::string_view query) cons
     }
     return error_response(403, "pass_invalid", "this pass is not valid (expired or revoked?)");
   }
-  const std::string cookie = pass_cookie_name(pass->room) + "=" + *token +
+  // Not the link's token: a cookie of its own kind, so having the link is not having the
+  // cookie, and each browser it lets in spends a use.
+  const std::string cookie = pass_cookie_name(pass->room) + "=" +
+                             make_pass(link_key_, *pass, PassForm::kCookie) +
                              "; Path=/; Max-Age=" + std::to_string(pass->expires_at - now_s) +
                              "; SameSite=Lax; HttpOnly" + secure_attribute();
   const uint32_t uses = kept->uses;

@@ -35,7 +35,7 @@ bool Api::pass_admits(const GateIndexRoom& room, std::string_view cookies) const
     const size_t from = i + name.size();
     const std::string_view value =
         cookies.substr(from, std::min(cookies.find(';', from), cookies.size()) - from);
-    auto pass = read_pass(link_key_, value, now / 1000);
+    auto pass = read_pass(link_key_, value, now / 1000, PassForm::kCookie);
     if (!pass || pass->room != room.name) continue;
     for (const RoomConfig::Pass& p : room.passes) {
       if (p.id == pass->id && !p.revoked && p.expires_at_ms > now) return true;

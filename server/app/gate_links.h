@@ -16,7 +16,8 @@ namespace anteroom {
 
 struct EnterLink {
   std::string room;
-  std::string cookie;      // the admission cookie's value (TOKEN~KEY), or empty
+  std::string cookie;      // the admission cookie's value (TOKEN~KEY), or empty; sealed in
+                           // the link (AES-256-GCM), never readable from it
   std::string pass;        // a pass (make_pass), or empty
   std::string ret;         // where the visitor goes back to: a path on the site, with its query
   int64_t expires_at = 0;  // Unix s
@@ -32,7 +33,13 @@ struct PassClaims {
   std::string id;  // RoomConfig::Pass::id
   int64_t expires_at = 0;
 };
-std::string make_pass(std::string_view key, const PassClaims& pass);
-std::optional<PassClaims> read_pass(std::string_view key, std::string_view token, int64_t now_s);
+// A pass's link (what an operator hands out) and the cookie /v1/enter sets for one use of it
+// are signed as different kinds: the link is not a cookie, so a use is counted for every
+// browser it lets through (a pass's "uses").
+enum class PassForm { kLink, kCookie };
+std::string make_pass(std::string_view key, const PassClaims& pass,
+                      PassForm form = PassForm::kLink);
+std::optional<PassClaims> read_pass(std::string_view key, std::string_view token, int64_t now_s,
+                                    PassForm form = PassForm::kLink);
 
 }  // namespace anteroom

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "server/app/api.h"
+#include "server/app/jws.h"
 #include "tests/server/harness.h"
 
 namespace anteroom::testing {
@@ -126,6 +127,12 @@ TEST_F(ForwardAuth, WhileThereIsRoomTheGateAdmitsAndTheCookieComesThroughTheEnte
   const std::string enter = first.header("location");
   ASSERT_EQ(enter.rfind("https://shop.example/v1/enter?t=", 0), 0u) << enter;
   const std::string path = enter.substr(std::string("https://shop.example").size());
+  // The cookie rides in the link sealed: its payload does not hold the token.
+  const std::string link = path.substr(path.find("t=") + 2);
+  const size_t dot1 = link.find('.'), dot2 = link.find('.', dot1 + 1);
+  auto payload = base64url_decode(link.substr(dot1 + 1, dot2 - dot1 - 1));
+  ASSERT_TRUE(payload.has_value());
+  EXPECT_EQ(payload->find("eyJ"), std::string::npos) << *payload;
   Reply set = c_->request("GET", path);
   ASSERT_EQ(set.status, 302u);
   EXPECT_EQ(set.header("location"), "/shop/item?id=7");
@@ -211,8 +218,11 @@ TEST_F(ForwardAuth, APassLetsItsHolderThroughAFullRoomUntilRevoked) {
   Reply through = traefik("/staff", cookie);
   EXPECT_EQ(through.status, 200u);
   EXPECT_EQ(through.header("x-anteroom-visitor"), "pass");
-  // Its one use is spent: a second browser goes to the waiting page.
+  // Its one use is spent: a second browser goes to the waiting page, and the link's own
+  // token set as the cookie by hand is no cookie (only /v1/enter makes one, a use each).
   EXPECT_NE(c_->request("GET", link).header("location").find("/wait/shop"), std::string::npos);
+  const std::string link_token = link.substr(link.find("pass=") + 5);
+  EXPECT_EQ(traefik("/staff", "anteroom_pass_shop=" + link_token).status, 302u);
   EXPECT_NE(c_->admin("GET", "/v1/rooms/shop/passes").body.find("support desk"), std::string::npos);
   ASSERT_EQ(c_->admin("DELETE", "/v1/rooms/shop/passes/" + id).status, 204u);
   EXPECT_EQ(traefik("/staff", cookie).status, 302u);
