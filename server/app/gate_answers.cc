@@ -105,7 +105,15 @@ void Api::gate_not_admitted(const std::shared_ptr<GateAsk>& a, const Respond& re
       rules->pow_difficulty != 0 || !(a->pass_cookies || a->browser)) {
     return gate_deny(*a, respond);
   }
-  // Counted against the address like any join (a refused one is refused here too).
+  // Counted against the address like any join (a refused one is refused here too), and
+  // against the gate's own cap: a client that never keeps the cookie comes back for another
+  // admission on every request.
+  uint32_t retry = 0;
+  if (g.gate_ip_admits_per_minute != 0 &&
+      !join_limiter_->allow(room + "\x01gate", a->client, g.gate_ip_admits_per_minute, now_ms(),
+                            &retry)) {
+    return gate_deny(*a, respond);
+  }
   if (refuse_join(room, a->client, nullptr)) return gate_deny(*a, respond);
   auto key = std::make_shared<std::string>(random_cookie_key());
   JoinRequest req;

@@ -12,9 +12,15 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::string_view kGateFields[] = {
-    "match",        "bypass",        "queueing_status_code",   "gate_admits",
-    "gate_cookies", "join_requires", "gate_probation_seconds", "lanes"};
+constexpr std::string_view kGateFields[] = {"match",
+                                            "bypass",
+                                            "queueing_status_code",
+                                            "gate_admits",
+                                            "gate_cookies",
+                                            "join_requires",
+                                            "gate_probation_seconds",
+                                            "lanes",
+                                            "gate_ip_admits_per_minute"};
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -217,6 +223,13 @@ bool read_gate(const json::object& o, GateSettings& g, std::vector<uint32_t>& we
     }
     g.gate_probation_seconds = static_cast<uint16_t>(s);
   }
+  if (const json::value* v = o.if_contains("gate_ip_admits_per_minute")) {
+    const int64_t n = v->is_int64() ? v->as_int64() : -1;
+    if (n < 0 || n > 1'000'000) {
+      return r.fail("gate_ip_admits_per_minute", "must be an integer from 0 to 1000000");
+    }
+    g.gate_ip_admits_per_minute = static_cast<uint32_t>(n);
+  }
   if (const json::value* v = o.if_contains("gate_cookies")) {
     if (!v->is_string() || (v->as_string() != "redirect" && v->as_string() != "pass")) {
       return r.fail("gate_cookies", "must be \"redirect\" or \"pass\"");
@@ -298,6 +311,7 @@ void put_common(const GateSettings& g, json::object& o) {
   o["queueing_status_code"] = g.queueing_status_code;
   o["gate_admits"] = g.gate_admits;
   o["gate_probation_seconds"] = g.gate_probation_seconds;
+  o["gate_ip_admits_per_minute"] = g.gate_ip_admits_per_minute;
   o["gate_cookies"] = g.gate_cookies_pass ? "pass" : "redirect";
   o["join_requires"] = g.invite_only ? "invite" : "none";
 }
@@ -319,6 +333,7 @@ std::string GateSettings::to_stored() const {
   if (match.empty() && bypass.empty() && queueing_status_code == defaults.queueing_status_code &&
       gate_admits == defaults.gate_admits &&
       gate_probation_seconds == defaults.gate_probation_seconds &&
+      gate_ip_admits_per_minute == defaults.gate_ip_admits_per_minute &&
       gate_cookies_pass == defaults.gate_cookies_pass && invite_only == defaults.invite_only &&
       lane_names.empty()) {
     return {};

@@ -39,6 +39,10 @@ struct GateSettings {
   unsigned queueing_status_code = 200;  // the waiting page's: 200, 202, 429 or 503
   bool gate_admits = true;
   uint16_t gate_probation_seconds = 30;
+  // The gate's own admissions per client address per minute; past it the address gets the
+  // page (a cookieless client, or a browser that refuses cookies, would be admitted anew on
+  // every request). 0: no cap beyond ip_joins_per_minute.
+  uint32_t gate_ip_admits_per_minute = 6;
   bool gate_cookies_pass = false;  // "pass": the cookie on the 200 (else "redirect")
   bool invite_only = false;        // join_requires "invite"
   std::vector<std::string> lane_names;

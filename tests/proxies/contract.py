@@ -204,7 +204,8 @@ def admin(port, method, path, body=None):
 def scenario(name, proxy, port, pass_cookies):
     room = {"capacity": 2, "match": [{"host": SITE}],
             "bypass": [{"name": "assets", "path_prefix": "/static/"}],
-            "gate_cookies": "pass" if pass_cookies else "redirect"}
+            "gate_cookies": "pass" if pass_cookies else "redirect",
+            "gate_ip_admits_per_minute": 0}  # every visitor here has one address
     admin(port, "DELETE", "/v1/rooms/shop")
     status, _ = admin(port, "PUT", "/v1/rooms/shop", room)
     check(status == 201, f"{name}: the room is made")

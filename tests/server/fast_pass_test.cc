@@ -4,28 +4,22 @@
 // same against a real nginx).
 #include <openssl/evp.h>
 
-#include <map>
 #include <string>
 
 #include "server/app/fast_pass.h"
 #include "server/app/jws.h"
-#include "tests/server/harness.h"
+#include "tests/server/gate_fixture.h"
 
 namespace anteroom::testing {
 namespace {
 
-using Headers = std::map<std::string, std::string>;
 constexpr char kSecret[] = "fast-pass-secret-of-the-test-0123456789";
 
-class FastPass : public ::testing::Test {
+class FastPass : public ForwardAuth {
  protected:
-  void SetUp() override {
-    Options o = test_options();
-    o.trusted_proxies = {"127.0.0.1/32"};
+  void adjust(Options& o) override {
     o.fast_pass_secret = kSecret;
     o.fast_pass_seconds = 3;
-    server_ = std::make_unique<TestServer>(o, engine_on(clock_));
-    c_ = std::make_unique<HttpClient>(server_->port());
   }
   Reply nginx(const std::string& host, const std::string& fast_host, const std::string& cookie) {
     Headers h{{"X-Original-URI", "/"}, {"X-Forwarded-Host", host}, {"Accept", "text/html"}};
@@ -37,10 +31,6 @@ class FastPass : public ::testing::Test {
     const unsigned status = c_->admin("PUT", "/v1/rooms/" + name, body).status;
     ASSERT_TRUE(status == 200u || status == 201u) << status << " " << body;
   }
-
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<HttpClient> c_;
 };
 
 // MD5 of EXPIRES, host, space, secret, unpadded base64url: nginx's secure_link_md5 line.

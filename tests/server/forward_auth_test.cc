@@ -2,60 +2,14 @@
 // Traefik and Caddy ask (X-Forwarded-*), as nginx and ingress-nginx ask (X-Original-*), as
 // Envoy asks (/v1/authz/...), by a peer that is a --trusted-proxy; its answers to browsers
 // and to other clients, bypass rules, the gate's own admissions and their cookies, passes.
-#include <map>
 #include <string>
 
 #include "server/app/api.h"
 #include "server/app/jws.h"
-#include "tests/server/harness.h"
+#include "tests/server/gate_fixture.h"
 
 namespace anteroom::testing {
 namespace {
-
-using Headers = std::map<std::string, std::string>;
-
-// The cookie a Set-Cookie sets, as a request would carry it ("name=value").
-std::string cookie_of(const Reply& r) {
-  const std::string set = r.header("set-cookie");
-  return set.substr(0, set.find(';'));
-}
-
-class ForwardAuth : public ::testing::Test {
- protected:
-  void SetUp() override { start(); }
-  void start(bool trusted = true) {
-    Options o = test_options();
-    if (trusted) o.trusted_proxies = {"127.0.0.1/32"};
-    server_ = std::make_unique<TestServer>(o, engine_on(clock_));
-    c_ = std::make_unique<HttpClient>(server_->port());
-  }
-  // The proxy's question about a visitor's request, Traefik's way.
-  Reply traefik(const std::string& uri, const std::string& cookie = "", bool browser = true,
-                const std::string& method = "GET") {
-    Headers h{{"X-Forwarded-Uri", uri},
-              {"X-Forwarded-Host", "shop.example"},
-              {"X-Forwarded-Proto", "https"},
-              {"X-Forwarded-Method", method},
-              {"X-Forwarded-For", "203.0.113.7"}};
-    if (browser) h["Accept"] = "text/html,application/xhtml+xml";
-    if (!cookie.empty()) h["Cookie"] = cookie;
-    return c_->request("GET", "/v1/gate", "", h);
-  }
-  Reply nginx(const std::string& uri, const std::string& cookie = "") {
-    Headers h{
-        {"X-Original-URI", uri}, {"X-Forwarded-Host", "shop.example"}, {"Accept", "text/html"}};
-    if (!cookie.empty()) h["Cookie"] = cookie;
-    return c_->request("GET", "/v1/gate", "", h);
-  }
-  void put_room(const std::string& body) {
-    const unsigned status = c_->admin("PUT", "/v1/rooms/shop", body).status;
-    ASSERT_TRUE(status == 200u || status == 201u) << status << " " << body;
-  }
-
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<HttpClient> c_;
-};
 
 TEST_F(ForwardAuth, OnlyATrustedProxyIsBelievedAndItMustSayWhatItAsks) {
   EXPECT_EQ(c_->request("GET", "/v1/gate").status, 400u);
