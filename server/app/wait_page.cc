@@ -180,6 +180,22 @@ std::string safe_return_url(std::string_view url) {
   for (unsigned char c : url) {
     if (c < 0x20 || c == 0x7f || c == '\\') return "/";
   }
+  // No dot segment ("/a/..//evil.example" resolves to "//evil.example", which an origin
+  // that redirects such paths would send off-site); a browser reads %2e as a dot here.
+  std::string path(url.substr(0, url.find_first_of("?#")));
+  for (size_t i = path.find("%2"); i != std::string::npos; i = path.find("%2", i)) {
+    if (i + 2 < path.size() && (path[i + 2] == 'e' || path[i + 2] == 'E')) {
+      path.replace(i, 3, ".");
+    } else {
+      ++i;
+    }
+  }
+  for (size_t i = 0; i < path.size();) {
+    const size_t end = std::min(path.find('/', i + 1), path.size());
+    const std::string_view seg = std::string_view(path).substr(i + 1, end - i - 1);
+    if (seg == "." || seg == "..") return "/";
+    i = end;
+  }
   return std::string(url);
 }
 

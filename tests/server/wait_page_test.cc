@@ -15,10 +15,15 @@ TEST(WaitPage, QueryParamDecodes) {
 
 TEST(WaitPage, ReturnUrlStaysOnThisSite) {
   EXPECT_EQ(safe_return_url("/shop/1?x=2"), "/shop/1?x=2");
-  for (const char* evil : {"https://evil.example/", "//evil.example", "/\\evil.example",
-                           "javascript:alert(1)", "", "shop", "/a\r\nSet-Cookie: x"}) {
+  for (const char* evil :
+       {"https://evil.example/", "//evil.example", "/\\evil.example", "javascript:alert(1)", "",
+        "shop", "/a\r\nSet-Cookie: x", "/..//evil.example", "/.//evil.example",
+        "/a/%2e%2E//evil.example", "/a/.", "/a/../b?x=1"}) {
     EXPECT_EQ(safe_return_url(evil), "/") << evil;
   }
+  // Dots that are no segment of their own, and dots in the query, stay.
+  EXPECT_EQ(safe_return_url("/a/.well-known/x..y?p=../q"), "/a/.well-known/x..y?p=../q");
+  EXPECT_EQ(safe_return_url("/%2e%2fx"), "/%2e%2fx");
 }
 
 // The review's finding: a return address holding a placeholder of the page's template was
