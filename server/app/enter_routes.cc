@@ -83,11 +83,14 @@ std::optional<NewPass> read_new_pass(std::string_view body, int64_t now_ms, ApiR
 }  // namespace
 
 ApiResponse Api::enter_route(const ApiRequest& req, std::string_view query) const {
-  (void)req;
   const int64_t now_s = now_ms() / 1000;
+  // A browser is never shown raw JSON: a link it cannot use (an old one, back in history)
+  // sends it to the site's front page, where the gate decides afresh.
+  const bool browser = req.accept.find("text/html") != std::string_view::npos;
   if (auto t = query_param(query, "t")) {
     auto link = read_enter_link(link_key_, *t, now_s);
     if (!link || !valid_room_name(link->room)) {
+      if (browser) return back_to("/", {});
       return error_response(400, "link_invalid",
                             "this link is not one of the gate's, or it expired: go back to the "
                             "page you came from");
@@ -119,6 +122,7 @@ ApiResponse Api::enter_route(const ApiRequest& req, std::string_view query) cons
     if (pass && valid_room_name(pass->room)) {
       return back_to("/wait/" + pass->room + "?return=" + percent_encode(ret), {});
     }
+    if (browser) return back_to("/", {});
     return error_response(403, "pass_invalid", "this pass is not valid (expired or revoked?)");
   }
   // Not the link's token: a cookie of its own kind, so having the link is not having the

@@ -105,6 +105,13 @@ TEST_F(ForwardAuth, WhileThereIsRoomTheGateAdmitsAndTheCookieComesThroughTheEnte
   EXPECT_NE(room.body.find(R"("active":1)"), std::string::npos) << room.body;
   // A link made under another key, or changed, sets nothing.
   EXPECT_EQ(c_->request("GET", path + "x").status, 400u);
+  // A browser is sent to the front page instead of shown the JSON (a pass alike).
+  Reply old = c_->request("GET", path + "x", "", {{"Accept", "text/html"}});
+  EXPECT_EQ(old.status, 302u);
+  EXPECT_EQ(old.header("location"), "/");
+  EXPECT_EQ(c_->request("GET", "/v1/enter?pass=nonsense", "", {{"Accept", "text/html"}}).status,
+            302u);
+  EXPECT_EQ(c_->request("GET", "/v1/enter?pass=nonsense").status, 403u);
   // Another visitor's link is a link of its own: it sets that visitor's cookie.
   Reply second = traefik("/shop/");
   ASSERT_EQ(second.status, 302u);
