@@ -266,7 +266,15 @@ Result<TicketView> ShardedEngine::leave(std::string_view name, std::string_view 
 
 Result<TicketDetail> ShardedEngine::activate(std::string_view name, std::string_view ticket) {
   if (env_.replica) return replica_refuses();
-  return writing_room(name, [&](Room& r) { return r.activate(ticket); });
+  epoch::Guard pinned;
+  Room* r = registry_.find(name);
+  if (r == nullptr) return no_room(name);
+  auto out = r->activate(ticket);
+  // A session in use only moves its last_seen, which the owner reads when the idle deadline
+  // it has comes (and then sets the next): nothing for a pass to do now. Waking the room on
+  // every use of a session cost the gate a thread switch per request.
+  if (out.is_ok() && out->first_use) shards_[r->shard()]->wake(*r);
+  return out;
 }
 
 unsigned ShardedEngine::shard_of(std::string_view name) const {
