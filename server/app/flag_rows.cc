@@ -18,6 +18,8 @@ auto& room(Options& o) {
   return o.room.*Member;
 }
 
+constexpr char kUrlSafe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+
 // clang-format off
 const FlagRow kRows[] = {
     {.name = "help", .target = std::monostate{}, .help = "print this and exit"},
@@ -57,7 +59,7 @@ const FlagRow kRows[] = {
     {.name = "metrics-key", .target = &field<&Options::metrics_key>, .help = "Bearer key good for /metrics only (Prometheus's), at least 16 bytes; /metrics also takes the admin and verify keys, and asks none on --admin-listen", .env = "ANTEROOM_METRICS_KEY", .min_secret = kMinAdminKey, .secret = true},
     {.name = "metrics-public", .target = &field<&Options::metrics_public>, .help = "answer /metrics to anyone, without a key"},
     {.name = "trusted-proxy", .target = &field<&Options::trusted_proxies>, .help = "CIDR of a proxy in front (repeatable, e.g. 127.0.0.1/32): its connections carry many visitors, so no per-address limit applies to them"},
-    {.name = "fast-pass-secret", .target = &field<&Options::fast_pass_secret>, .help = "secret shared with nginx, at least 32 bytes of A-Z a-z 0-9 _ -: after an admitted request asked the nginx way, nginx lets the visitor through without asking for --fast-pass-seconds (deploy/nginx/anteroom-fast-pass.conf); off by default", .env = "ANTEROOM_FAST_PASS_SECRET", .min_secret = kMinTokenSecret, .secret = true},
+    {.name = "fast-pass-secret", .target = &field<&Options::fast_pass_secret>, .help = "secret shared with nginx, at least 32 bytes of A-Z a-z 0-9 _ -: after an admitted request asked the nginx way, nginx lets the visitor through without asking for --fast-pass-seconds (deploy/nginx/anteroom-fast-pass.conf); off by default", .env = "ANTEROOM_FAST_PASS_SECRET", .min_secret = kMinTokenSecret, .charset = kUrlSafe, .charset_text = "A-Z a-z 0-9 _ - (nginx reads it from a quoted string)", .secret = true},
     {.name = "fast-pass-seconds", .target = &field<&Options::fast_pass_seconds>, .help = "seconds a fast pass lasts: a ticket that ends still passes nginx this long", .min = 1, .max = 60, .unit = "s"},
     {.name = "allow-origin", .target = &field<&Options::allow_origins>, .help = "ORIGIN (repeatable, e.g. https://shop.example.com) of another site whose pages may join and leave here; other sites' browser requests that change state are refused 403 cross_site"},
     {.name = "cluster", .target = &field<&Options::cluster>, .help = "the Redis that a cluster of nodes shares: redis://HOST:PORT or HOST:PORT, or a comma-separated list of a Redis Cluster's nodes (docs/cluster.md); every node needs the same --token-secret; the log is off", .env = "ANTEROOM_CLUSTER", .secret = true},

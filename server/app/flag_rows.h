@@ -36,6 +36,10 @@ struct FlagRow {
   const char* choices = nullptr;
   // A credential given here is at least this many bytes and not a weak one (secrets.h).
   size_t min_secret = 0;
+  // A string's only characters, as a set ("A-Z a-z 0-9 _ -" written out), and how the
+  // refusal names them; nullptr: any.
+  const char* charset = nullptr;
+  const char* charset_text = "";
   // Its value is never shown in an error: a credential, or a URL that may hold one.
   bool secret = false;
   bool negated = false;  // a switch that turns its field off (--no-persistence)

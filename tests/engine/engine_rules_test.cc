@@ -391,35 +391,6 @@ TEST_P(EngineTest, UpdatingConfigKeepsTheLine) {
   EXPECT_EQ(engine_->room_info("r")->config.capacity, 3u);
 }
 
-// A one-time thing (a link that sets a cookie, a pass good for n visitors) is spent within
-// its limit once: on the cluster, the two calls go to the two nodes.
-TEST_P(EngineTest, AOneTimeThingIsSpentWithinItsLimitOnce) {
-  auto spent = [&](const char* key, uint32_t limit) {
-    std::promise<bool> p;
-    engine_->spend(key, limit, 60'000, [&](bool ok) { p.set_value(ok); });
-    return p.get_future().get();
-  };
-  EXPECT_TRUE(spent("link", 1));
-  EXPECT_FALSE(spent("link", 1));
-  EXPECT_TRUE(spent("pass", 2));
-  EXPECT_TRUE(spent("pass", 2));
-  EXPECT_FALSE(spent("pass", 2));
-  EXPECT_TRUE(spent("other", 1));
-}
-
-// What the server keeps of the rooms' configurations is refreshed when this moves.
-TEST_P(EngineTest, TheConfigVersionMovesWithEveryPutAndDelete) {
-  const uint64_t v0 = engine_->config_version();
-  make_room("r", config(1));
-  const uint64_t v1 = engine_->config_version();
-  EXPECT_NE(v1, v0);
-  make_room("r", config(2));
-  const uint64_t v2 = engine_->config_version();
-  EXPECT_NE(v2, v1);
-  ASSERT_TRUE(engine_->delete_room("r").is_ok());
-  EXPECT_NE(engine_->config_version(), v2);
-}
-
 INSTANTIATE_TEST_SUITE_P(Every, EngineTest, ::testing::ValuesIn(rule_kinds()), kind_name);
 
 }  // namespace
