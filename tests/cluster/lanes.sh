@@ -24,16 +24,6 @@ node() {  # name
     --admin-key "$ADMIN" --threads 1 >"$work/$1.log" 2>&1 &
   pids+=($!)
 }
-node_port() {  # name, variable
-  local p=""
-  for _ in $(seq 1 200); do
-    p=$(sed -n 's|^anteroom listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$work/$1.log" 2>/dev/null || true)
-    [[ -n $p ]] && break
-    sleep 0.05
-  done
-  [[ -n $p ]] || fail "node $1 did not start"
-  printf -v "$2" '%s' "$p"
-}
 node n1; node n2
 node_port n1 P1; node_port n2 P2
 curl -sf -X PUT -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P1/v1/rooms/sale" \

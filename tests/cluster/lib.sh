@@ -31,3 +31,15 @@ wait_tcp() {  # host port: until something accepts there (10 s at most)
   fail "nothing listens on $1:$2"
 }
 wait_port() { wait_tcp 127.0.0.1 "$1"; }
+# A node started with --listen 127.0.0.1:0 and its output in $work/NAME.log says its port
+# on its first line (a port picked ahead could be taken by another test meanwhile).
+node_port() {  # name, variable: sets the variable to the node's port (10 s at most)
+  local p=""
+  for _ in $(seq 1 200); do
+    p=$(sed -n 's|^anteroom listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$work/$1.log" 2>/dev/null || true)
+    [[ -n $p ]] && break
+    sleep 0.05
+  done
+  [[ -n $p ]] || fail "node $1 did not start"
+  printf -v "$2" '%s' "$p"
+}
