@@ -12,6 +12,7 @@ namespace anteroom {
 std::string fast_pass_value(std::string_view secret, std::string_view host, int64_t expires_at) {
   const std::string exp = std::to_string(expires_at);
   std::string text = exp;
+  text += ' ';  // else "1" + "2shop.example" and "12" + "shop.example" would hash alike
   text += host;
   text += ' ';
   text += secret;

@@ -2,7 +2,8 @@
 // module, so that a visitor admitted a moment ago is let through without nginx asking the
 // gate again (deploy/nginx/anteroom-fast-pass.conf, docs/integrations.md "nginx's fast
 // pass"). Its value is "HASH.EXPIRES": EXPIRES in Unix seconds, HASH the unpadded base64url
-// MD5 of EXPIRES, the host (nginx's $host: lower case, no port), a space and the secret,
+// MD5 of EXPIRES, a space, the host (nginx's $host: lower case, no port), a space and the
+// secret (the first space keeps digits from moving between the expiry and the host),
 // exactly what that config's secure_link_md5 line computes. MD5 is what secure_link offers;
 // the secret makes it a keyed check nginx can do without a subrequest.
 //

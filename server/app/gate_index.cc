@@ -38,6 +38,16 @@ bool host_fits(std::string_view rule_host, std::string_view host) {
 
 namespace {
 
+// "%2F", "%3F", "%23" (any case): "/secret%3f.css" ends in ".css" only to an origin that
+// does not decode before it splits off the query.
+bool has_encoded_separator(std::string_view raw) {
+  for (size_t i = raw.find('%'); i != std::string_view::npos; i = raw.find('%', i + 1)) {
+    const std::string_view code = raw.substr(i + 1, 2);
+    if (code == "2F" || code == "2f" || code == "3F" || code == "3f" || code == "23") return true;
+  }
+  return false;
+}
+
 bool starts_with_any_case(std::string_view s, std::string_view prefix) {
   if (s.size() < prefix.size()) return false;
   for (size_t i = 0; i < prefix.size(); ++i) {
@@ -126,7 +136,8 @@ bool bypasses(const BypassRule& rule, const GateRequest& r) {
     return false;
   }
   if (!rule.path_suffix.empty() &&
-      !(r.path.ends_with(rule.path_suffix) && raw.ends_with(rule.path_suffix))) {
+      (!(r.path.ends_with(rule.path_suffix) && raw.ends_with(rule.path_suffix)) ||
+       has_encoded_separator(raw))) {
     return false;
   }
   if (rule.methods != 0 && (rule.methods & method_bit(r.method)) == 0) return false;

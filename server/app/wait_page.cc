@@ -181,11 +181,13 @@ std::string safe_return_url(std::string_view url) {
     if (c < 0x20 || c == 0x7f || c == '\\') return "/";
   }
   // No dot segment ("/a/..//evil.example" resolves to "//evil.example", which an origin
-  // that redirects such paths would send off-site); a browser reads %2e as a dot here.
+  // that redirects such paths would send off-site); a browser reads %2e as a dot here, and
+  // an origin may read %2F as a slash.
   std::string path(url.substr(0, url.find_first_of("?#")));
   for (size_t i = path.find("%2"); i != std::string::npos; i = path.find("%2", i)) {
-    if (i + 2 < path.size() && (path[i + 2] == 'e' || path[i + 2] == 'E')) {
-      path.replace(i, 3, ".");
+    const char c = i + 2 < path.size() ? path[i + 2] : '\0';
+    if (c == 'e' || c == 'E' || c == 'f' || c == 'F') {  // an origin may decode %2F too
+      path.replace(i, 3, c == 'e' || c == 'E' ? "." : "/");
     } else {
       ++i;
     }

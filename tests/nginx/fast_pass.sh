@@ -82,7 +82,7 @@ check_page() {  # $1: what, the rest: curl arguments
 hash_of() {  # EXPIRES HOST -> the value anteroom and nginx compute
   python3 -c 'import base64,hashlib,sys
 e,h,s=sys.argv[1:]
-d=hashlib.md5((e+h+" "+s).encode()).digest()
+d=hashlib.md5((e+" "+h+" "+s).encode()).digest()
 print(base64.urlsafe_b64encode(d).decode().rstrip("=")+"."+e)' "$1" "$2" "$SECRET"
 }
 now=$(date +%s)
@@ -93,6 +93,10 @@ site -H "Cookie: anteroom_fast=$(hash_of $((now + 60)) shop.example)" "http://12
 check_page "an expired fast pass" -H "Cookie: anteroom_fast=$(hash_of $((now - 1)) shop.example)" \
   "http://127.0.0.1:$N/x"
 check_page "another host's fast pass" -H "Cookie: anteroom_fast=$(hash_of $((now + 60)) other.example)" \
+  "http://127.0.0.1:$N/x"
+# Digits moved from a host to the expiry ("1" on 2shop.example as "12" on shop.example).
+moved=$(hash_of $((now + 60)) 2shop.example)
+check_page "a pass whose host's digit moved into its expiry" -H "Cookie: ${moved}2" \
   "http://127.0.0.1:$N/x"
 tampered=${fast/anteroom_fast=?/anteroom_fast=A}
 [[ $tampered != "$fast" ]] || tampered=${fast/anteroom_fast=?/anteroom_fast=B}

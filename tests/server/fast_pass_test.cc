@@ -33,7 +33,7 @@ class FastPass : public ForwardAuth {
   }
 };
 
-// MD5 of EXPIRES, host, space, secret, unpadded base64url: nginx's secure_link_md5 line.
+// MD5 of EXPIRES, space, host, space, secret, unpadded base64url: nginx's secure_link_md5.
 std::string md5_b64url(const std::string& text) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -57,7 +57,7 @@ TEST_F(FastPass, AnAdmittedVisitorGetsOneForTheHostNginxNames) {
   const int64_t expires = std::stoll(exp);
   EXPECT_GE(expires, before + 3);
   EXPECT_LE(expires, static_cast<int64_t>(std::time(nullptr)) + 3);
-  EXPECT_EQ(value.substr(0, dot), md5_b64url(exp + "shop.example " + kSecret));
+  EXPECT_EQ(value.substr(0, dot), md5_b64url(exp + " shop.example " + kSecret));
   EXPECT_EQ(value.substr(0, dot).size(), 22u);
   // Again with the admission cookie it was given: another fast pass.
   const std::string cookie = r.header("set-cookie").substr(0, r.header("set-cookie").find(';'));

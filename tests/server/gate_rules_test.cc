@@ -249,6 +249,10 @@ TEST(Bypass, ARequestPassesOnlyWhenItFitsEveryConditionOfARule) {
     ASSERT_TRUE(p.has_value()) << raw;
     EXPECT_EQ(which({"GET", *p, home, "Mozilla", "", nullptr, raw}), "-") << raw;
   }
+  // A suffix after an encoded separator is no suffix to an origin that decodes first.
+  for (const char* raw : {"/static/x%3f.css", "/static/x%2F.css", "/static/x%23.css"}) {
+    EXPECT_EQ(which({"GET", *plain_path(raw), home, "Mozilla", "", nullptr, raw}), "-") << raw;
+  }
   EXPECT_EQ(which({"GET", "/static/a b.css", home, "Mozilla", "", nullptr, "/static/a%20b.css"}),
             "assets");
   EXPECT_EQ(which({"GET", "/cart", office, "Mozilla", "", nullptr}), "office");
