@@ -11,9 +11,10 @@
 #                    a fast pass                   vs nginx serving it alone
 #   Caddy            the page through deploy/caddy/Caddyfile vs Caddy serving it alone
 # The shipped configs are used with one change: the origin's proxy_pass is the page's files
-# (root), so both sides serve the same file. The fast pass lasts 60 s here so that wrk's one
-# fixed cookie stays valid through a run (a browser gets a new one every
-# --fast-pass-seconds from the gate; nginx's cost per request is the same).
+# (root), so both sides serve the same file. The fast pass lasts 60 s here and is taken
+# afresh before each run, so that wrk's fixed cookie stays valid through the run (a browser
+# gets a new one every --fast-pass-seconds from the gate; nginx's cost per request is the
+# same).
 # Writes results/integrations.md.   usage: bench/gate_bench.sh [ROUNDS] [DURATION]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +40,7 @@ pids+=($!)
 
 # nginx: the anchor, the page alone, and the two shipped configs serving the page's files.
 static_origin() { sed -e "s#proxy_pass http://origin;#root $site;#" \
-  -e "s#proxy_pass http://origin\$request_uri;#root $site; try_files \$request_uri =404;#" "$@"; }
+  -e "s#proxy_pass http://origin\$request_uri;#alias $site/;#" "$@"; }
 {
   echo "server { listen 127.0.0.1:$R; location / { return 200 'ok'; } }"
   echo "server { listen 127.0.0.1:$S; root $site; }"
@@ -85,11 +86,16 @@ put shop "{\"capacity\":100000,\"match\":[{\"host\":\"shop.example\"}],\"bypass\
 for i in $(seq 1 9); do
   put "other$i" "$(python3 -c 'import json,sys; i=int(sys.argv[1]); print(json.dumps({"capacity":10,"match":[{"host":"other%d.example"%i,"path_prefix":"/p%d/"%j} for j in range(11)]}))' "$i")"
 done
-# A visitor's cookies: the admission cookie and the fast pass, from nginx's way of asking.
-first=$(curl -s -i -H "Host: shop.example" "http://127.0.0.1:$F/index.html")
-cookie=$(sed -n 's/^Set-Cookie: \(anteroom_shop=[^;]*\);.*/\1/p' <<<"$first" | tr -d '\r')
-fast=$(sed -n 's/^Set-Cookie: \(anteroom_fast=[^;]*\);.*/\1/p' <<<"$first" | tr -d '\r')
-[[ -n $cookie && -n $fast ]] || { echo "no cookies: $first" >&2; exit 1; }
+# A visitor's cookies: the admission cookie and the fast pass, from nginx's way of asking;
+# the fast pass taken again before each run that uses it (it lasts 60 s).
+cookies() {
+  local first
+  first=$(curl -s -i -H "Host: shop.example" -H "Cookie: ${cookie:-}" "http://127.0.0.1:$F/index.html")
+  cookie=$(sed -n 's/^Set-Cookie: \(anteroom_shop=[^;]*\);.*/\1/p' <<<"$first" | tr -d '\r')
+  fast=$(sed -n 's/^Set-Cookie: \(anteroom_fast=[^;]*\);.*/\1/p' <<<"$first" | tr -d '\r')
+  [[ -n $cookie && -n $fast ]] || { echo "no cookies: $first" >&2; exit 1; }
+}
+cookies
 
 run() {  # NAME URL [wrk args...]: appends "NAME rps errors" to $work/rows
   local name=$1 url=$2 out
@@ -108,15 +114,19 @@ for _ in $(seq 1 "$ROUNDS"); do
   run gate_traefik "http://127.0.0.1:$A/v1/gate" "${traefik[@]}"
   run anchor_gate "http://127.0.0.1:$R/"
   run gate_nginx "http://127.0.0.1:$A/v1/gate" "${nginx_way[@]}"
-  run anchor_page "http://127.0.0.1:$S/index.html"
+  # Each anchor gets the request its subject gets (the same Host and cookies), so the
+  # difference is what the gate or the fast pass costs.
+  run anchor_page "http://127.0.0.1:$S/index.html" "${shop[@]}" -H "Cookie: $cookie"
   run page_gate "http://127.0.0.1:$G/index.html" "${shop[@]}" -H "Cookie: $cookie"
-  run anchor_page "http://127.0.0.1:$S/index.html"
+  cookies
+  run anchor_page "http://127.0.0.1:$S/index.html" "${shop[@]}" -H "Cookie: $fast; $cookie"
   run page_fast "http://127.0.0.1:$F/index.html" "${shop[@]}" -H "Cookie: $fast; $cookie"
-  run anchor_asset "http://127.0.0.1:$S/static/site.css"
+  run anchor_asset "http://127.0.0.1:$S/static/site.css" "${shop[@]}"
   run asset_bypass "http://127.0.0.1:$G/static/site.css" "${shop[@]}"
-  run anchor_asset "http://127.0.0.1:$S/static/site.css"
+  cookies
+  run anchor_asset "http://127.0.0.1:$S/static/site.css" "${shop[@]}" -H "Cookie: $fast; $cookie"
   run asset_fast "http://127.0.0.1:$F/static/site.css" "${shop[@]}" -H "Cookie: $fast; $cookie"
-  run anchor_caddy "http://127.0.0.1:$C1/index.html"
+  run anchor_caddy "http://127.0.0.1:$C1/index.html" "${shop[@]}" -H "Cookie: $cookie"
   run caddy_gate "http://127.0.0.1:$C2/index.html" "${shop[@]}" -H "Cookie: $cookie"
 done
 python3 bench/gate_report.py "$work/rows" "$ROUNDS" "$DURATION" "$(machine_line)" \

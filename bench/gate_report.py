@@ -15,6 +15,10 @@ WHAT = {
     "asset_fast": ("stylesheet with a fast pass, anteroom-fast-pass.conf", "nginx serving it", "0.95"),
     "caddy_gate": ("2 KB page through Caddy, deploy/caddy/Caddyfile", "Caddy serving the page", "-"),
 }
+def met(ratio, target):
+    return "-" if target == "-" else ("yes" if ratio >= float(target) else "no")
+
+
 pairs = {}
 errors = {}
 for i in range(1, len(rows)):
@@ -30,10 +34,11 @@ print(f"Command: `bench/gate_bench.sh {rounds} {duration}` (wrk -t2 -c100, {dura
       f"nginx {nginx_version}, Caddy {caddy_version}, all on loopback, anteroom with 2 I/O "
       "threads, sharing the 2 cores with the proxy and wrk.\n")
 print("The ratio is the subject's requests per second over its anchor's in the same round; "
-      "the range is over the rounds. Configuration: one room (`shop`) with 20 bypass rules, "
-      "nine more rooms, 100 `match` rules in all.\n")
-print("| subject | anchor | subject req/s (median) | anchor req/s (median) | ratio (median) | ratio range | target | errors |")
-print("|---|---|---:|---:|---:|---|---:|---:|")
+      "the range is over the rounds. Each anchor is sent what its subject is sent (Host, and "
+      "the visitor's cookies: about 500 bytes). Configuration: one room (`shop`) with 20 "
+      "bypass rules, nine more rooms, 100 `match` rules in all.\n")
+print("| subject | anchor | subject req/s (median) | anchor req/s (median) | ratio (median) | ratio range | target | met | errors |")
+print("|---|---|---:|---:|---:|---|---:|---|---:|")
 for name, (what, anchor, target) in WHAT.items():
     if name not in pairs:
         continue
@@ -41,7 +46,8 @@ for name, (what, anchor, target) in WHAT.items():
     subj = statistics.median(s for s, _ in pairs[name])
     anch = statistics.median(a for _, a in pairs[name])
     print(f"| {what} | {anchor} | {subj:,.0f} | {anch:,.0f} | {statistics.median(ratios):.2f}x | "
-          f"{min(ratios):.2f}-{max(ratios):.2f}x | {target} | {errors[name]} |")
+          f"{min(ratios):.2f}-{max(ratios):.2f}x | {target} | {met(statistics.median(ratios), target)} | "
+          f"{errors[name]} |")
 print("""
 Errors are socket errors and answers that are not 2xx, of both runs in each pair.
 
@@ -61,3 +67,5 @@ What the figures say:
   (`auth_request off;` in its location): nginx then serves it exactly as without anteroom.
 - **Caddy** asks the gate on every request (`forward_auth` has no local check).
 """)
+# What the round that wrote these scripts found behind the missed targets (2026-12-04) is
+# kept by hand below the table when the file is written again.
