@@ -237,11 +237,11 @@ TEST(Bypass, ARequestPassesOnlyWhenItFitsEveryConditionOfARule) {
     return std::string("-");
   };
   const std::string home(std::string("\xc0\xa8\x01\x02", 4)), office("\x0a\x00\x00\x01", 4);
-  EXPECT_EQ(which({"GET", "/static/site.css", home, "Mozilla", "", nullptr}), "assets");
-  EXPECT_EQ(which({"POST", "/static/site.css", home, "Mozilla", "", nullptr}), "-");
-  EXPECT_EQ(which({"GET", "/static/app.js", home, "Mozilla", "", nullptr}), "-");
+  EXPECT_EQ(which({"GET", "/static/site.css", home, "Mozilla", "", nullptr, {}}), "assets");
+  EXPECT_EQ(which({"POST", "/static/site.css", home, "Mozilla", "", nullptr, {}}), "-");
+  EXPECT_EQ(which({"GET", "/static/app.js", home, "Mozilla", "", nullptr, {}}), "-");
   auto plain = plain_path("/static/../checkout.css");
-  EXPECT_EQ(which({"GET", *plain, home, "Mozilla", "", nullptr}), "-");
+  EXPECT_EQ(which({"GET", *plain, home, "Mozilla", "", nullptr, {}}), "-");
   // What it decodes to is an asset, what an origin routes on raw is not: no bypass.
   for (const char* raw : {"/secret/%2e%2e/static/x.css", "/secret/..;/static/x.css",
                           "/secret%2F..%2Fstatic/x.css", "/Static/x.css"}) {
@@ -255,11 +255,12 @@ TEST(Bypass, ARequestPassesOnlyWhenItFitsEveryConditionOfARule) {
   }
   EXPECT_EQ(which({"GET", "/static/a b.css", home, "Mozilla", "", nullptr, "/static/a%20b.css"}),
             "assets");
-  EXPECT_EQ(which({"GET", "/cart", office, "Mozilla", "", nullptr}), "office");
-  EXPECT_EQ(which({"GET", "/cart", home, "x (compatible; googlebot/2.1)", "", nullptr}), "bots");
-  EXPECT_EQ(which({"GET", "/cart", home, "Mozilla", "", &staff}), "staff");
-  EXPECT_EQ(which({"GET", "/cart", home, "Mozilla", "a=1; app_session=x", nullptr}), "app");
-  EXPECT_EQ(which({"GET", "/cart", home, "Mozilla", "app_session_old=x", nullptr}), "-");
+  EXPECT_EQ(which({"GET", "/cart", office, "Mozilla", "", nullptr, {}}), "office");
+  EXPECT_EQ(which({"GET", "/cart", home, "x (compatible; googlebot/2.1)", "", nullptr, {}}),
+            "bots");
+  EXPECT_EQ(which({"GET", "/cart", home, "Mozilla", "", &staff, {}}), "staff");
+  EXPECT_EQ(which({"GET", "/cart", home, "Mozilla", "a=1; app_session=x", nullptr, {}}), "app");
+  EXPECT_EQ(which({"GET", "/cart", home, "Mozilla", "app_session_old=x", nullptr, {}}), "-");
 }
 
 }  // namespace
