@@ -179,7 +179,7 @@ TEST_P(LanesTest, JoinsRacingALaneSwitchAllFindTheirPlace) {
       }
     });
   }
-  for (int round = 0; round < 6; ++round) {
+  for (uint32_t round = 0; round < 6; ++round) {
     make_room("r", round % 3 == 2 ? config(0, AdmissionMode::kManual) : lanes({2 + round, 1, 3}));
     engine_->admit("r", 3);
   }
