@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/redis_access.h"
 #include "engine/cluster_view.h"
 #include "engine/engine.h"
 
@@ -26,6 +27,7 @@ struct ClusterOptions {
   // More Redis endpoints to start from (a Redis Cluster's nodes): tried in order after
   // redis_host:redis_port; a cluster's other masters are learned from it.
   std::vector<std::pair<std::string, uint16_t>> more_redis;
+  std::shared_ptr<const RedisAccess> access;  // AUTH and TLS; none: plain TCP, no AUTH
   std::string node_name;             // unique within the cluster; empty = host name and process id
   std::string secret_check;          // what this node's token secret proves (an HMAC): a node whose
                                      // value differs from the cluster's refuses to start

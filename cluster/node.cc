@@ -133,7 +133,7 @@ void Node::connect() {
   if (stopping_) return;
   std::vector<Endpoint> seeds{{options_.redis_host, options_.redis_port}};
   seeds.insert(seeds.end(), options_.more_redis.begin(), options_.more_redis.end());
-  cmd_ = std::make_shared<RedisRouter>(io_, std::move(seeds), options_.timeout_ms);
+  cmd_ = std::make_shared<RedisRouter>(io_, std::move(seeds), options_.timeout_ms, options_.access);
   load_scripts();
   auto cmd = cmd_;
   cmd_->on_close = [this, cmd](const std::string& why) {
@@ -143,7 +143,7 @@ void Node::connect() {
     if (cmd != cmd_) return;
     if (!error.empty()) return lost(error);
     sub_ = std::make_shared<RedisConnection>(io_, cmd_->seed().first, cmd_->seed().second,
-                                             options_.timeout_ms);
+                                             options_.timeout_ms, options_.access);
     sub_->on_close = [this, cmd](const std::string& why) {
       if (cmd == cmd_) lost(why);
     };
@@ -226,6 +226,11 @@ void Node::lost(const std::string& why) {
     auto s = std::move(sub_);
     s->on_close = nullptr;
     s->close(why);
+  }
+  if (on_started_ && redis_access_refused(why)) {  // no use trying until start's time is up
+    auto started = std::move(on_started_);
+    on_started_ = nullptr;
+    started(Status(Code::kUnavailable, why));
   }
   const Status st(Code::kUnavailable, "Redis unreachable: " + why);
   for (auto& [room, r] : rooms_) {

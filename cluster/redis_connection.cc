@@ -2,13 +2,27 @@
 
 #include <hiredis/hiredis.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include <boost/asio/connect.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/write.hpp>
 
 namespace anteroom::cluster {
 namespace asio = boost::asio;
+namespace ssl = asio::ssl;
 using asio::ip::tcp;
+
+struct RedisConnection::Tls {
+  Tls(asio::io_context& io, ssl::context& ctx) : stream(io, ctx) {}
+  ssl::stream<tcp::socket> stream;
+};
 
 namespace {
 
@@ -45,15 +59,20 @@ RedisReply copy_reply(const redisReply* r) {
 }  // namespace
 
 RedisConnection::RedisConnection(asio::io_context& io, std::string host, uint16_t port,
-                                 int64_t timeout_ms)
+                                 int64_t timeout_ms, std::shared_ptr<const RedisAccess> access)
     : io_(io),
       host_(std::move(host)),
       port_(port),
       timeout_(timeout_ms),
+      access_(std::move(access)),
       socket_(io),
       watchdog_(io),
       reader_(redisReaderCreate()),
-      in_(size_t{64} * 1024) {}
+      in_(size_t{64} * 1024) {
+  if (access_ && access_->tls) tls_ = std::make_unique<Tls>(io, *access_->tls_context);
+}
+
+tcp::socket& RedisConnection::socket() { return tls_ ? tls_->stream.next_layer() : socket_; }
 
 RedisConnection::~RedisConnection() { redisReaderFree(reader_); }
 
@@ -66,7 +85,7 @@ void RedisConnection::connect(std::function<void(const std::string&)> done) {
                                                      const tcp::resolver::results_type& results) {
         if (ec) return done("cannot resolve " + host_ + ": " + ec.message());
         asio::async_connect(
-            socket_, results,
+            socket(), results,
             [this, self, done](boost::system::error_code ec2, const tcp::endpoint&) {
               if (ec2 || closed_) {
                 closed_ = true;
@@ -74,11 +93,8 @@ void RedisConnection::connect(std::function<void(const std::string&)> done) {
                             (ec2 ? ec2.message() : std::string("closed")));
               }
               boost::system::error_code nodelay_ec;
-              socket_.set_option(tcp::no_delay(true), nodelay_ec);
-              open_ = true;
-              start_read();
-              arm_watchdog();
-              done("");
+              socket().set_option(tcp::no_delay(true), nodelay_ec);
+              secured(done);
             });
       });
   // A connect that hangs (a peer that drops packets) ends with the watchdog's time.
@@ -86,8 +102,66 @@ void RedisConnection::connect(std::function<void(const std::string&)> done) {
   watchdog_.async_wait([this, self](boost::system::error_code ec) {
     if (!ec && !open_ && !closed_) {
       boost::system::error_code ignored;
-      socket_.close(ignored);  // the pending connect fails with operation_aborted
+      socket().close(ignored);  // the pending connect or handshake fails with operation_aborted
     }
+  });
+}
+
+// TLS: the server's certificate must verify under the CA and name the host connected to;
+// the host name goes out as SNI unless it is an address.
+void RedisConnection::secured(std::function<void(const std::string&)> done) {
+  if (!tls_) return introduce(std::move(done));
+  boost::system::error_code not_ip;
+  asio::ip::make_address(host_, not_ip);
+  if (not_ip) SSL_set_tlsext_host_name(tls_->stream.native_handle(), host_.c_str());
+  tls_->stream.set_verify_callback(ssl::host_name_verification(host_));
+  tls_->stream.async_handshake(ssl::stream_base::client, [this, self = shared_from_this(),
+                                                          done = std::move(done)](
+                                                             boost::system::error_code ec) {
+    if (!ec && !closed_) return introduce(done);
+    closed_ = true;
+    const std::string at = host_ + ":" + std::to_string(port_);
+    if (ec.category() == asio::error::get_ssl_category() &&
+        ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_CERTIFICATE_VERIFY_FAILED) {
+      return done("TLS: the certificate of Redis at " + at +
+                  " does not verify (--redis-tls-ca, the host name)");
+    }
+    done("TLS handshake with Redis at " + at +
+         " failed: " + (ec ? ec.message() : std::string("closed")));
+  });
+}
+
+// AUTH when there is a password, then PING: a Redis that wants AUTH answers NOAUTH.
+void RedisConnection::introduce(std::function<void(const std::string&)> done) {
+  open_ = true;
+  start_read();
+  arm_watchdog();
+  auto self = shared_from_this();
+  const std::string at = "Redis at " + host_ + ":" + std::to_string(port_);
+  auto refuse = [this, self](const std::function<void(const std::string&)>& to,
+                             const std::string& why) {
+    on_close = nullptr;  // the failure goes to `done`, as a failed connect's does
+    close(why);
+    to(why);
+  };
+  auto ping = [this, self, at, refuse, done] {
+    command({"PING"}, [at, refuse, done](const RedisReply& r) {
+      if (!r.is_error()) return done("");
+      if (r.str.starts_with("NOAUTH")) {
+        return refuse(done, at + " demands AUTH: give the password in --cluster "
+                                 "(redis://[USER]:PASSWORD@HOST:PORT) or ANTEROOM_REDIS_PASSWORD");
+      }
+      refuse(done, at + " says: " + r.str);
+    });
+  };
+  if (!access_ || (access_->password.empty() && access_->user.empty())) return ping();
+  std::vector<std::string> auth{"AUTH"};
+  if (!access_->user.empty()) auth.push_back(access_->user);
+  auth.push_back(access_->password);
+  command(auth, [at, refuse, ping, done](const RedisReply& r) {
+    if (!r.is_error()) return ping();
+    // Redis's reason (WRONGPASS ...) never repeats the password.
+    refuse(done, at + " refused AUTH: " + r.str);
   });
 }
 
@@ -128,21 +202,29 @@ void RedisConnection::flush() {
   writing_ = true;
   sending_.swap(out_);
   out_.clear();
-  asio::async_write(socket_, asio::buffer(sending_),
-                    [this, self = shared_from_this()](boost::system::error_code ec, size_t) {
-                      writing_ = false;
-                      sending_.clear();
-                      if (ec) return close("write failed: " + ec.message());
-                      flush();
-                    });
+  auto written = [this, self = shared_from_this()](boost::system::error_code ec, size_t) {
+    writing_ = false;
+    sending_.clear();
+    if (ec) return close("write failed: " + ec.message());
+    flush();
+  };
+  if (tls_) {
+    asio::async_write(tls_->stream, asio::buffer(sending_), std::move(written));
+  } else {
+    asio::async_write(socket_, asio::buffer(sending_), std::move(written));
+  }
 }
 
 void RedisConnection::start_read() {
-  socket_.async_read_some(
-      asio::buffer(in_), [this, self = shared_from_this()](boost::system::error_code ec, size_t n) {
-        if (ec) return close("read failed: " + ec.message());
-        on_read(n);
-      });
+  auto got = [this, self = shared_from_this()](boost::system::error_code ec, size_t n) {
+    if (ec) return close("read failed: " + ec.message());
+    on_read(n);
+  };
+  if (tls_) {
+    tls_->stream.async_read_some(asio::buffer(in_), std::move(got));
+  } else {
+    socket_.async_read_some(asio::buffer(in_), std::move(got));
+  }
 }
 
 void RedisConnection::on_read(size_t n) {
@@ -188,7 +270,7 @@ void RedisConnection::close(const std::string& why) {
   closed_ = true;
   open_ = false;
   boost::system::error_code ignored;
-  socket_.close(ignored);
+  socket().close(ignored);
   watchdog_.cancel();
   auto waiting = std::move(waiting_);
   waiting_.clear();

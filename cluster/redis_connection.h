@@ -8,6 +8,9 @@
 // error reply ("connection lost: ..."), then on_close runs. It never reconnects by itself;
 // the owner makes a new one.
 //
+// With an access (redis_access.h) it speaks TLS and says who it is before `connect`'s
+// `done` runs; a refusal comes to `done` as an error that redis_access_refused names.
+//
 // Subscribed (after SUBSCRIBE), Redis sends messages no command asked for: they go to
 // on_push instead, and the connection takes no other commands.
 #pragma once
@@ -22,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/redis_access.h"
 #include "cluster/redis_reply.h"
 
 struct redisReader;
@@ -32,7 +36,8 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
  public:
   using Handler = std::function<void(const RedisReply&)>;
 
-  RedisConnection(boost::asio::io_context& io, std::string host, uint16_t port, int64_t timeout_ms);
+  RedisConnection(boost::asio::io_context& io, std::string host, uint16_t port, int64_t timeout_ms,
+                  std::shared_ptr<const RedisAccess> access = nullptr);
   ~RedisConnection();
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;
@@ -49,6 +54,10 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
   std::function<void(const std::string& why)> on_close;
 
  private:
+  struct Tls;
+  boost::asio::ip::tcp::socket& socket();  // the TCP socket, under TLS or not
+  void secured(std::function<void(const std::string& error)> done);
+  void introduce(std::function<void(const std::string& error)> done);
   void start_read();
   void flush();
   void on_read(size_t n);
@@ -59,7 +68,9 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
   std::string host_;
   uint16_t port_;
   std::chrono::milliseconds timeout_;
-  boost::asio::ip::tcp::socket socket_;
+  std::shared_ptr<const RedisAccess> access_;
+  boost::asio::ip::tcp::socket socket_;  // unused under TLS (tls_ holds the socket)
+  std::unique_ptr<Tls> tls_;
   boost::asio::steady_timer watchdog_;
   redisReader* reader_;
   bool open_ = false;

@@ -46,8 +46,9 @@ bool parse_redirect(const std::string& error, Endpoint* at) {
 
 }  // namespace
 
-RedisRouter::RedisRouter(asio::io_context& io, std::vector<Endpoint> seeds, int64_t timeout_ms)
-    : io_(io), seeds_(std::move(seeds)), timeout_ms_(timeout_ms) {}
+RedisRouter::RedisRouter(asio::io_context& io, std::vector<Endpoint> seeds, int64_t timeout_ms,
+                         std::shared_ptr<const RedisAccess> access)
+    : io_(io), seeds_(std::move(seeds)), timeout_ms_(timeout_ms), access_(std::move(access)) {}
 
 RedisRouter::~RedisRouter() {
   for (auto& s : shards_) {
@@ -59,7 +60,7 @@ RedisRouter::~RedisRouter() {
 }
 
 std::shared_ptr<RedisConnection> RedisRouter::open(const Endpoint& at) {
-  auto c = std::make_shared<RedisConnection>(io_, at.first, at.second, timeout_ms_);
+  auto c = std::make_shared<RedisConnection>(io_, at.first, at.second, timeout_ms_, access_);
   std::weak_ptr<RedisRouter> weak = weak_from_this();
   c->on_close = [weak](const std::string& why) {
     if (auto self = weak.lock()) self->close(why);
@@ -74,7 +75,7 @@ void RedisRouter::connect(const std::function<void(const std::string&)>& done) {
 void RedisRouter::try_seed(size_t i, const std::function<void(const std::string&)>& done) {
   if (i >= seeds_.size()) return done("no Redis answered");
   seed_ = seeds_[i];
-  auto c = std::make_shared<RedisConnection>(io_, seed_.first, seed_.second, timeout_ms_);
+  auto c = std::make_shared<RedisConnection>(io_, seed_.first, seed_.second, timeout_ms_, access_);
   auto self = shared_from_this();
   c->connect([this, self, c, i, done](const std::string& error) {
     if (closed_) return done("closed");

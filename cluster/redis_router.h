@@ -34,7 +34,9 @@ class RedisRouter : public std::enable_shared_from_this<RedisRouter> {
  public:
   using Handler = RedisConnection::Handler;
 
-  RedisRouter(boost::asio::io_context& io, std::vector<Endpoint> seeds, int64_t timeout_ms);
+  // Every connection it opens uses `access` (none: plain TCP without AUTH).
+  RedisRouter(boost::asio::io_context& io, std::vector<Endpoint> seeds, int64_t timeout_ms,
+              std::shared_ptr<const RedisAccess> access = nullptr);
   ~RedisRouter();
   RedisRouter(const RedisRouter&) = delete;
   RedisRouter& operator=(const RedisRouter&) = delete;
@@ -68,6 +70,7 @@ class RedisRouter : public std::enable_shared_from_this<RedisRouter> {
   boost::asio::io_context& io_;
   std::vector<Endpoint> seeds_;
   int64_t timeout_ms_;
+  std::shared_ptr<const RedisAccess> access_;
   Endpoint seed_;
   bool clustered_ = false;
   bool closed_ = false;

@@ -45,8 +45,14 @@ std::array<unsigned char, 32> derive(const std::string& secret, const char* labe
 anteroom::Result<std::unique_ptr<anteroom::Engine>> open_cluster_node(
     const anteroom::Options& o, const std::string& secret, const anteroom::TokenSigner& tokens) {
   anteroom::cluster::ClusterOptions c;
-  const auto redis = anteroom::parse_redis_target(o.cluster).value().hosts;  // checked by
-                                                                             // parse_options
+  const auto target = anteroom::parse_redis_target(o.cluster).value();  // parse_options checked it
+  const auto& redis = target.hosts;
+  auto access = anteroom::cluster::RedisAccess::make(
+      target.user, target.password.empty() ? o.redis_password : target.password,
+      target.scheme == anteroom::RedisTarget::Scheme::kTls,
+      {o.redis_tls_ca, o.redis_tls_cert, o.redis_tls_key});
+  if (!access.is_ok()) return access.status();
+  c.access = std::move(access.value());
   c.redis_host = redis.front().first;
   c.redis_port = redis.front().second;
   c.more_redis.assign(redis.begin() + 1, redis.end());

@@ -163,12 +163,29 @@ Status check(Options& o) {
   if (!o.cluster.empty()) {
     auto target = parse_redis_target(o.cluster);
     if (!target.is_ok()) return target.status();
-    if (target->scheme != RedisTarget::Scheme::kPlain || !target->password.empty() ||
-        target->db != 0) {
+    if (target->scheme == RedisTarget::Scheme::kSentinel) {
       return bad(
-          "--cluster: this build speaks plain TCP to Redis without AUTH, database 0: "
-          "redis://HOST:PORT or HOST:PORT");
+          "--cluster: redis-sentinel:// is not in this build; name the master with "
+          "redis:// or rediss://");
     }
+    if (target->db != 0) {
+      return bad(
+          "--cluster: anteroom keeps its keys in database 0 (Pub/Sub is shared by all "
+          "databases); leave /DB out of the URL");
+    }
+    if (!target->password.empty() && !o.redis_password.empty()) {
+      return bad(
+          "--cluster: the password is given twice (in the URL and by --redis-password "
+          "or ANTEROOM_REDIS_PASSWORD)");
+    }
+    const bool tls_file =
+        !o.redis_tls_ca.empty() || !o.redis_tls_cert.empty() || !o.redis_tls_key.empty();
+    if (tls_file && target->scheme != RedisTarget::Scheme::kTls) {
+      return bad("--redis-tls-ca, --redis-tls-cert and --redis-tls-key need a rediss:// --cluster");
+    }
+  } else if (!o.redis_password.empty() || !o.redis_tls_ca.empty() || !o.redis_tls_cert.empty() ||
+             !o.redis_tls_key.empty()) {
+    return bad("--redis-password and --redis-tls-* need --cluster");
   }
   if (!o.demo_room.empty() && !valid_room_name(o.demo_room)) {
     return bad("--demo-room: room names are 1-64 characters of A-Z a-z 0-9 _ -");

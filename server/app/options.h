@@ -95,6 +95,12 @@ struct Options {
   // --cluster HOST:PORT: a cluster node whose rooms live in this Redis (docs/cluster.md);
   // empty: one process with its own log.
   std::string cluster;
+  // The password of --cluster's Redis when the URL holds none (ANTEROOM_REDIS_PASSWORD), and
+  // the TLS files of a rediss:// one.
+  std::string redis_password;
+  std::string redis_tls_ca;
+  std::string redis_tls_cert;
+  std::string redis_tls_key;
   std::string node_name;    // --node-name: unique in the cluster; default host name and pid
   unsigned redis_wait = 0;  // --redis-wait N: a write counts once N Redis replicas have it
 

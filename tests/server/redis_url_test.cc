@@ -71,22 +71,40 @@ TEST(RedisUrl, WhatDoesNotReadIsNamedWithoutThePassword) {
   }
 }
 
-// Until credentials and TLS are spoken, start-up refuses them plainly (never a timeout).
-TEST(RedisUrl, TheServerTakesRedisUrls) {
+// Start-up takes redis:// and rediss:// with credentials and the TLS files, and refuses
+// what does not fit together, naming the options and never the password.
+TEST(RedisUrl, TheServerTakesRedisUrlsAndRefusesWhatDoesNotFit) {
   auto parse = [](std::vector<std::string> args) {
     args.insert(args.begin(), "anteroom");
+    args.insert(args.end(), {"--token-secret", "a-token-secret-of-32-bytes-0123456789"});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     std::string exit_now;
     return parse_options(static_cast<int>(argv.size()), argv.data(), &exit_now);
   };
-  auto ok = parse({"--cluster", "redis://127.0.0.1:6379", "--token-secret",
-                   "a-token-secret-of-32-bytes-0123456789"});
-  EXPECT_TRUE(ok.is_ok()) << ok.status().message();
-  auto tls = parse({"--cluster", "rediss://:hunter2@127.0.0.1:6379", "--token-secret",
-                    "a-token-secret-of-32-bytes-0123456789"});
-  ASSERT_FALSE(tls.is_ok());
-  EXPECT_EQ(tls.status().message().find("hunter2"), std::string::npos);
+  for (std::vector<std::string> good :
+       {std::vector<std::string>{"--cluster", "redis://127.0.0.1:6379"},
+        {"--cluster", "rediss://user:hunter2@127.0.0.1:6379"},
+        {"--cluster", "rediss://127.0.0.1:6379", "--redis-tls-ca", "/x/ca.pem"},
+        {"--cluster", "redis://127.0.0.1:6379", "--redis-password", "hunter2"}}) {
+    auto o = parse(good);
+    EXPECT_TRUE(o.is_ok()) << good[1] << ": " << o.status().message();
+  }
+  const std::pair<std::vector<std::string>, const char*> bad[] = {
+      {{"--cluster", "redis://127.0.0.1:6379", "--redis-tls-ca", "/x/ca.pem"}, "need a rediss://"},
+      {{"--cluster", "redis-sentinel://127.0.0.1:26379/m"},
+       "redis-sentinel:// is not in this build"},
+      {{"--cluster", "redis://:hunter2@127.0.0.1:6379/2"}, "database 0"},
+      {{"--cluster", "redis://:hunter2@127.0.0.1:6379", "--redis-password", "hunter2"},
+       "the password is given twice"},
+      {{"--redis-password", "hunter2"}, "need --cluster"},
+  };
+  for (const auto& [args, why] : bad) {
+    auto o = parse(args);
+    ASSERT_FALSE(o.is_ok()) << args[1];
+    EXPECT_NE(o.status().message().find(why), std::string::npos) << o.status().message();
+    EXPECT_EQ(o.status().message().find("hunter2"), std::string::npos) << o.status().message();
+  }
 }
 
 }  // namespace

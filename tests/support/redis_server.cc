@@ -68,7 +68,10 @@ bool RedisServer::start() {
                                    dir_ + "/redis.log",
                                    "--protected-mode",
                                    "no"};
-  args.insert(args.end(), extra_.begin(), extra_.end());
+  for (std::string a : extra_) {
+    if (a == "{port}") a = std::to_string(port_);
+    args.push_back(std::move(a));
+  }
   pid_ = fork();
   if (pid_ == 0) {
     std::vector<char*> argv;

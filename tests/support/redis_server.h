@@ -14,7 +14,8 @@ namespace anteroom::testing {
 class RedisServer {
  public:
   // `extra`: more redis-server arguments, e.g. {"--appendonly", "yes", "--appendfsync",
-  // "always"}.
+  // "always"}; "{port}" in one stands for port() (TLS only: {"--port", "0", "--tls-port",
+  // "{port}", ...}).
   explicit RedisServer(std::vector<std::string> extra = {});
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
