@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <initializer_list>
 #include <optional>
 #include <thread>
@@ -144,12 +146,24 @@ void block(sigset_t* signals, std::initializer_list<int> more) {
   pthread_sigmask(SIG_BLOCK, signals, nullptr);
 }
 
-// Takes the blocked `signals` until SIGINT or SIGTERM comes; SIGHUP has the access log
-// reopened meanwhile (never stops the server).
-void wait_for_stop_signal(const sigset_t& signals, anteroom::Server& server) {
+// Takes the blocked `signals` until SIGINT or SIGTERM comes, or (`until` set) that time
+// passes; SIGHUP has the access log reopened meanwhile (never stops the server). Returns the
+// signal, or 0 when the time passed.
+int wait_for_stop_signal(const sigset_t& signals, anteroom::Server& server,
+                         std::optional<std::chrono::steady_clock::time_point> until = {}) {
   for (;;) {
     int sig = 0;
-    if (sigwait(&signals, &sig) != 0) return;  // only for a bad set: stop rather than spin
+    if (until) {
+      const auto left =
+          std::max(std::chrono::nanoseconds(0), *until - std::chrono::steady_clock::now());
+      const timespec wait{static_cast<time_t>(left.count() / 1'000'000'000),
+                          static_cast<long>(left.count() % 1'000'000'000)};
+      sig = sigtimedwait(&signals, nullptr, &wait);
+      if (sig < 0 && errno == EINTR) continue;
+      if (sig < 0) return 0;  // EAGAIN: the time passed
+    } else if (sigwait(&signals, &sig) != 0) {
+      return SIGINT;  // only for a bad set: stop rather than spin
+    }
     if (sig == SIGHUP) {
       std::fputs(server.reopen_access_log()
                      ? "anteroom: SIGHUP received, reopening the access log\n"
@@ -157,10 +171,34 @@ void wait_for_stop_signal(const sigset_t& signals, anteroom::Server& server) {
                  stderr);
       continue;
     }
-    std::fprintf(stderr, "anteroom: %s received, shutting down\n",
-                 sig == SIGINT ? "SIGINT" : "SIGTERM");
-    return;
+    return sig;
   }
+}
+
+// SIGTERM drains for --drain-seconds: readiness 503 and connections closed after each
+// answer while a load balancer moves visitors away, then (a margin before the end: a
+// quarter, at most 2 s) the listener closes, streams are told to reconnect and in-flight
+// requests get the margin. SIGINT, a second signal, or --drain-seconds 0 stop at once
+// (with the 2 s grace).
+void stop_when_told(const sigset_t& signals, anteroom::Server& server, unsigned drain_seconds) {
+  const int sig = wait_for_stop_signal(signals, server);
+  const auto drain = std::chrono::milliseconds(int64_t{drain_seconds} * 1000);
+  if (sig != SIGTERM || drain.count() == 0) {
+    std::fprintf(stderr, "anteroom: %s received, shutting down\n",
+                 sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    return server.stop();
+  }
+  const auto margin = std::min(std::chrono::milliseconds(2000), drain / 4);
+  std::fprintf(stderr, "anteroom: SIGTERM received, draining for %u s\n", drain_seconds);
+  server.drain();
+  const int again =
+      wait_for_stop_signal(signals, server, std::chrono::steady_clock::now() + drain - margin);
+  if (again != 0) {
+    std::fputs("anteroom: a second signal, shutting down\n", stderr);
+    return server.stop();
+  }
+  std::fputs("anteroom: drained, closing the listener and the streams\n", stderr);
+  server.stop(static_cast<int>(margin.count()));
 }
 
 // The engine the flags ask for: a cluster node, the persistent engine, or (--no-persistence)
@@ -253,7 +291,6 @@ int main(int argc, char** argv) {
   }
   std::fflush(stdout);
 
-  wait_for_stop_signal(signals, server);
-  server.stop();
+  stop_when_told(signals, server, o.drain_seconds);
   return 0;
 }

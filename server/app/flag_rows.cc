@@ -29,6 +29,7 @@ const FlagRow kRows[] = {
     {.name = "admin-listen", .target = &field<&Options::admin_listen>, .help = "HOST:PORT of a listener of its own for the operator routes (rooms, admit, clear, events and pages written, snapshot, cluster, metrics); --listen then answers them 404"},
     {.name = "public-url", .target = &field<&Options::public_url>, .help = "the URL visitors reach anteroom at (https://queue.example.com); https marks the cookies Secure"},
     // Each thread's stack is committed address space; past 1024 a thread may not start.
+    {.name = "drain-seconds", .target = &field<&Options::drain_seconds>, .help = "SIGTERM drains this long: /readyz answers 503 at once and answers close their connections; after all but a margin (a quarter, at most 2 s) the listener closes, streams are told to reconnect and in-flight requests get the margin; 0: stop at once, as SIGINT does", .env = "ANTEROOM_DRAIN_SECONDS", .max = 3600, .unit = "s"},
     {.name = "threads", .target = &field<&Options::threads>, .help = "I/O threads; 0 = one per core", .env = "ANTEROOM_THREADS", .max = 1024},
     {.name = "data-dir", .target = &field<&Options::data_dir>, .help = "directory for the token secret, the admin key and the log", .env = "ANTEROOM_DATA_DIR"},
     {.name = "appendfsync", .target = &field<&Options::appendfsync>, .help = "always | everysec | no: when the log is synced to disk", .env = "ANTEROOM_APPENDFSYNC", .choices = "always|everysec|no"},

@@ -37,6 +37,7 @@ struct Options {
   // marks the cookies Secure.
   std::string public_url;
   unsigned threads = 0;                  // --threads; 0 = one per core
+  unsigned drain_seconds = 10;           // --drain-seconds: SIGTERM's drain (main.cc)
   std::string data_dir = "./data";       // --data-dir: secrets (and, later, the log)
   std::string appendfsync = "everysec";  // --appendfsync always|everysec|no
   bool persistence = true;               // --no-persistence turns it off

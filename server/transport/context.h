@@ -27,6 +27,7 @@ struct ServerContext {
   // Relaxed: a count, ordering nothing.
   std::atomic<int64_t> connections{0};
   std::atomic<bool> stopping{false};  // lone flag: relaxed
+  std::atomic<bool> draining{false};  // answers close their connection; lone flag: relaxed
   AddressCounts addresses;            // open connections per client address
   AccessLog* access_log = nullptr;    // --access-log; set before serving, null when off
   const TrustedProxies proxies{options.trusted_proxies};

@@ -306,7 +306,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession>, public Hea
 
   void write(const ApiResponse& r, bool keep_alive, bool head, unsigned version) {
     ctx_.metrics.request(r.route, r.status, elapsed());
-    keep_alive_ = keep_alive && !in_reserve_ && !ctx_.stopping.load(std::memory_order_relaxed);
+    keep_alive_ = keep_alive && !in_reserve_ && !ctx_.stopping.load(std::memory_order_relaxed) &&
+                  !ctx_.draining.load(std::memory_order_relaxed);
     out_.clear();
     HeadOptions h;
     h.status = r.status;

@@ -192,6 +192,11 @@ Result<uint16_t> Server::start() {
   return port.value();
 }
 
+void Server::drain() {
+  impl_->api.set_ready(false);
+  impl_->ctx.draining.store(true, std::memory_order_relaxed);
+}
+
 void Server::stop(int grace_ms) {
   Impl& m = *impl_;
   {

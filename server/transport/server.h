@@ -31,6 +31,10 @@ class Server {
 
   // Binds and starts the I/O threads; returns the bound port (useful with port 0).
   Result<uint16_t> start();
+  // The start of a drain: /readyz answers 503 (a load balancer takes the node out) and every
+  // answer closes its connection (a client's next request goes through the balancer again);
+  // everything else is served as before until stop(). Idempotent.
+  void drain();
   // Graceful: stop accepting, tell streams to reconnect, finish in-flight requests (at most
   // `grace_ms`), stop the threads. Idempotent.
   void stop(int grace_ms = 2000);
