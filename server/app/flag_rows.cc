@@ -3,6 +3,7 @@
 #include "server/app/flag_rows.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "server/app/secrets.h"
 
@@ -25,18 +26,18 @@ const FlagRow kRows[] = {
     {.name = "help", .target = std::monostate{}, .help = "print this and exit"},
     {.name = "config", .target = &field<&Options::config>, .help = "FILE of `name = value` lines, one for any flag here, and [room NAME] sections (docs/server.md); flags and ANTEROOM_* variables win over it"},
     {.name = "access-log", .target = &field<&Options::access_log>, .help = "PATH, or - for standard output: one JSON line per request (docs/server.md), PATH reopened on SIGHUP; off by default"},
-    {.name = "listen", .target = &field<&Options::listen>, .help = "HOST:PORT to listen on; port 0 picks a free port and prints it", .env = "ANTEROOM_LISTEN"},
+    {.name = "listen", .target = &field<&Options::listen>, .help = "HOST:PORT to listen on; port 0 picks a free port and prints it"},
     {.name = "admin-listen", .target = &field<&Options::admin_listen>, .help = "HOST:PORT of a listener of its own for the operator routes (rooms, admit, clear, events and pages written, snapshot, cluster, metrics); --listen then answers them 404"},
     {.name = "public-url", .target = &field<&Options::public_url>, .help = "the URL visitors reach anteroom at (https://queue.example.com); https marks the cookies Secure"},
     // Each thread's stack is committed address space; past 1024 a thread may not start.
-    {.name = "drain-seconds", .target = &field<&Options::drain_seconds>, .help = "SIGTERM drains this long: /readyz answers 503 at once and answers close their connections; after all but a margin (a quarter, at most 2 s) the listener closes, streams are told to reconnect and in-flight requests get the margin; 0: stop at once, as SIGINT does", .env = "ANTEROOM_DRAIN_SECONDS", .max = 3600, .unit = "s"},
-    {.name = "threads", .target = &field<&Options::threads>, .help = "I/O threads; 0 = one per core", .env = "ANTEROOM_THREADS", .max = 1024},
-    {.name = "data-dir", .target = &field<&Options::data_dir>, .help = "directory for the token secret, the admin key and the log", .env = "ANTEROOM_DATA_DIR"},
-    {.name = "appendfsync", .target = &field<&Options::appendfsync>, .help = "always | everysec | no: when the log is synced to disk", .env = "ANTEROOM_APPENDFSYNC", .choices = "always|everysec|no"},
+    {.name = "drain-seconds", .target = &field<&Options::drain_seconds>, .help = "SIGTERM drains this long: /readyz answers 503 at once and answers close their connections; after all but a margin (a quarter, at most 2 s) the listener closes, streams are told to reconnect and in-flight requests get the margin; 0: stop at once, as SIGINT does", .max = 3600, .unit = "s"},
+    {.name = "threads", .target = &field<&Options::threads>, .help = "I/O threads; 0 = one per core", .max = 1024},
+    {.name = "data-dir", .target = &field<&Options::data_dir>, .help = "directory for the token secret, the admin key and the log"},
+    {.name = "appendfsync", .target = &field<&Options::appendfsync>, .help = "always | everysec | no: when the log is synced to disk", .choices = "always|everysec|no"},
     {.name = "no-persistence", .target = &field<&Options::persistence>, .help = "keep everything in memory only", .negated = true},
     {.name = "snapshot-after", .target = &field<&Options::snapshot_after_mb>, .help = "MiB: snapshot (compact) the log once it is larger than this and twice its last compacted size; 0 = only through POST /v1/admin/snapshot"},
-    {.name = "admin-key", .target = &field<&Options::admin_key>, .help = "Bearer key for the operator routes, at least 16 bytes; default: DATA_DIR/admin-key, created if absent and printed at start", .env = "ANTEROOM_ADMIN_KEY", .min_secret = kMinAdminKey, .secret = true},
-    {.name = "token-secret", .target = &field<&Options::token_secret>, .help = "HS256 secret for admission tokens, at least 32 bytes; default: DATA_DIR/token-secret, created if absent", .env = "ANTEROOM_TOKEN_SECRET", .min_secret = kMinTokenSecret, .secret = true},
+    {.name = "admin-key", .target = &field<&Options::admin_key>, .help = "Bearer key for the operator routes, at least 16 bytes; default: DATA_DIR/admin-key, created if absent and printed at start", .min_secret = kMinAdminKey, .secret = true},
+    {.name = "token-secret", .target = &field<&Options::token_secret>, .help = "HS256 secret for admission tokens, at least 32 bytes; default: DATA_DIR/token-secret, created if absent", .min_secret = kMinTokenSecret, .secret = true},
     {.name = "token-alg", .target = &field<&Options::token_alg>, .help = "HS256 | ES256: how admission tokens are signed; ES256 publishes its public keys at /.well-known/jwks.json", .choices = "HS256|ES256"},
     {.name = "token-key", .target = &field<&Options::token_key>, .help = "ES256: PEM file of the P-256 private key; default: DATA_DIR/token-key.pem, created if absent (mode 0600)"},
     {.name = "token-key-previous", .target = &field<&Options::token_key_previous>, .help = "ES256, while rotating: PEM file of the key being replaced (private or public); its tokens still verify and it stays in the JWKS"},
@@ -57,17 +58,17 @@ const FlagRow kRows[] = {
     {.name = "max-streams-per-ticket", .target = &field<&Options::max_streams_per_ticket>, .help = "SSE and WebSocket streams watching one ticket at most; more are answered 429", .min = 1},
     {.name = "stream-heartbeat-limit", .target = &field<&Options::stream_heartbeat_limit_s>, .help = "seconds an open stream alone counts as a waiting visitor's heartbeat", .min = 1, .unit = "s"},
     {.name = "no-room-metrics", .target = &field<&Options::room_metrics>, .help = "leave per-room series (room names) out of /metrics", .negated = true},
-    {.name = "metrics-key", .target = &field<&Options::metrics_key>, .help = "Bearer key good for /metrics only (Prometheus's), at least 16 bytes; /metrics also takes the admin and verify keys, and asks none on --admin-listen", .env = "ANTEROOM_METRICS_KEY", .min_secret = kMinAdminKey, .secret = true},
+    {.name = "metrics-key", .target = &field<&Options::metrics_key>, .help = "Bearer key good for /metrics only (Prometheus's), at least 16 bytes; /metrics also takes the admin and verify keys, and asks none on --admin-listen", .min_secret = kMinAdminKey, .secret = true},
     {.name = "metrics-public", .target = &field<&Options::metrics_public>, .help = "answer /metrics to anyone, without a key"},
     {.name = "trusted-proxy", .target = &field<&Options::trusted_proxies>, .help = "CIDR of a proxy in front (repeatable, e.g. 127.0.0.1/32): its connections carry many visitors, so no per-address limit applies to them"},
-    {.name = "fast-pass-secret", .target = &field<&Options::fast_pass_secret>, .help = "secret shared with nginx, at least 32 bytes of A-Z a-z 0-9 _ -: after an admitted request asked the nginx way, nginx lets the visitor through without asking for --fast-pass-seconds (deploy/nginx/anteroom-fast-pass.conf); off by default", .env = "ANTEROOM_FAST_PASS_SECRET", .min_secret = kMinTokenSecret, .charset = kUrlSafe, .charset_text = "A-Z a-z 0-9 _ - (nginx reads it from a quoted string)", .secret = true},
+    {.name = "fast-pass-secret", .target = &field<&Options::fast_pass_secret>, .help = "secret shared with nginx, at least 32 bytes of A-Z a-z 0-9 _ -: after an admitted request asked the nginx way, nginx lets the visitor through without asking for --fast-pass-seconds (deploy/nginx/anteroom-fast-pass.conf); off by default", .min_secret = kMinTokenSecret, .charset = kUrlSafe, .charset_text = "A-Z a-z 0-9 _ - (nginx reads it from a quoted string)", .secret = true},
     {.name = "fast-pass-seconds", .target = &field<&Options::fast_pass_seconds>, .help = "seconds a fast pass lasts: a ticket that ends still passes nginx this long", .min = 1, .max = 60, .unit = "s"},
     {.name = "allow-origin", .target = &field<&Options::allow_origins>, .help = "ORIGIN (repeatable, e.g. https://shop.example.com) of another site whose pages may join and leave here; other sites' browser requests that change state are refused 403 cross_site"},
-    {.name = "cluster", .target = &field<&Options::cluster>, .help = "the Redis that a cluster of nodes shares: redis://[[USER]:PASSWORD@]HOST:PORT, rediss://... (TLS) or HOST:PORT, or a comma-separated list of a Redis Cluster's nodes (docs/cluster.md); every node needs the same --token-secret; the log is off", .env = "ANTEROOM_CLUSTER", .secret = true},
-    {.name = "redis-password", .target = &field<&Options::redis_password>, .help = "the password of --cluster's Redis when its URL holds none; better given as ANTEROOM_REDIS_PASSWORD than on a command line others can read", .env = "ANTEROOM_REDIS_PASSWORD", .secret = true},
-    {.name = "redis-tls-ca", .target = &field<&Options::redis_tls_ca>, .help = "rediss://: FILE of PEM CA certificates that Redis's certificate must chain to; default: the system's", .env = "ANTEROOM_REDIS_TLS_CA"},
-    {.name = "redis-tls-cert", .target = &field<&Options::redis_tls_cert>, .help = "rediss://: FILE of this node's PEM client certificate (with --redis-tls-key), for a Redis that asks for one", .env = "ANTEROOM_REDIS_TLS_CERT"},
-    {.name = "redis-tls-key", .target = &field<&Options::redis_tls_key>, .help = "rediss://: FILE of the PEM private key of --redis-tls-cert", .env = "ANTEROOM_REDIS_TLS_KEY"},
+    {.name = "cluster", .target = &field<&Options::cluster>, .help = "the Redis that a cluster of nodes shares: redis://[[USER]:PASSWORD@]HOST:PORT, rediss://... (TLS) or HOST:PORT, or a comma-separated list of a Redis Cluster's nodes (docs/cluster.md); every node needs the same --token-secret; the log is off", .secret = true},
+    {.name = "redis-password", .target = &field<&Options::redis_password>, .help = "the password of --cluster's Redis when its URL holds none; better given as ANTEROOM_REDIS_PASSWORD than on a command line others can read", .secret = true},
+    {.name = "redis-tls-ca", .target = &field<&Options::redis_tls_ca>, .help = "rediss://: FILE of PEM CA certificates that Redis's certificate must chain to; default: the system's"},
+    {.name = "redis-tls-cert", .target = &field<&Options::redis_tls_cert>, .help = "rediss://: FILE of this node's PEM client certificate (with --redis-tls-key), for a Redis that asks for one"},
+    {.name = "redis-tls-key", .target = &field<&Options::redis_tls_key>, .help = "rediss://: FILE of the PEM private key of --redis-tls-cert"},
     {.name = "node-name", .target = &field<&Options::node_name>, .help = "this node's name in the cluster; default: host name and process id"},
     {.name = "redis-wait", .target = &field<&Options::redis_wait>, .help = "cluster: a write is answered once this many Redis replicas have it (WAIT)"},
     {.name = "demo-room", .target = &field<&Options::demo_room>, .help = "create a room with this name at start"},
@@ -116,6 +117,16 @@ bool is_choice(std::string_view choices, std::string_view value) {
     at = bar + 1;
   }
   return false;
+}
+
+std::string variable_of(const FlagRow& row) {
+  const std::string_view name = row.name;
+  if (name == "help") return "";
+  std::string v = "ANTEROOM_";
+  for (char c : name) {
+    v += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return v;
 }
 
 }  // namespace anteroom

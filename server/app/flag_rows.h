@@ -26,7 +26,6 @@ struct FlagRow {
   const char* name;  // the long name, without dashes
   FlagTarget target;
   const char* help;
-  const char* env = nullptr;  // the ANTEROOM_* variable it is also read from, if any
   // A number's accepted range, and the unit its message gives ("s", "ms"); a number outside
   // it is refused "--NAME must be >= MIN UNIT", "at most MAX" or "MIN-MAX".
   uint64_t min = 0;
@@ -46,6 +45,10 @@ struct FlagRow {
   // A room default: the RoomConfig field's name, which the room's own checks give.
   const char* room_field = nullptr;
 };
+
+// The variable every flag is also read from: ANTEROOM_ and the flag's name in capitals with
+// '_' for '-' (--room-capacity: ANTEROOM_ROOM_CAPACITY); "" for --help alone.
+std::string variable_of(const FlagRow& row);
 
 // All rows, in the order --help lists them.
 std::span<const FlagRow> flag_rows();

@@ -198,10 +198,11 @@ Status check(Options& o) {
 
 namespace {
 
-// The flags also read from ANTEROOM_* variables.
+// The flag an ANTEROOM_* variable gives (variable_of); "" for any other variable.
 std::string flag_of_variable(const std::string& env) {
+  if (!env.starts_with("ANTEROOM_")) return "";
   for (const FlagRow& row : flag_rows()) {
-    if (row.env != nullptr && env == row.env) return row.name;
+    if (env == variable_of(row)) return row.name;
   }
   return "";
 }
@@ -296,18 +297,47 @@ Status read_passing(Options& o, const Passing& passing) {
   return Status::ok();
 }
 
-// The first lines of --help, naming the variables the rows give.
+// The first lines of --help: where flags come from besides the command line.
 std::string help_caption() {
   std::vector<std::string> words;
-  for (const FlagRow& row : flag_rows()) {
-    if (row.env != nullptr) words.emplace_back(row.env);
-  }
-  words.front() = "Flags (" + std::to_string(words.size()) + " also from " + words.front();
-  for (size_t i = 0; i + 1 < words.size(); ++i) words[i] += ',';
-  words.back() += ";";
-  for (const char* w :
-       {"any", "but", "--help", "and", "--config", "also", "as", "`name", "=", "value`", "in",
-        "the", "--config", "file,", "which", "both", "win", "over)"}) {
+  for (const char* w : {"Flags",
+                        "(every",
+                        "one",
+                        "but",
+                        "--help",
+                        "also",
+                        "from",
+                        "its",
+                        "ANTEROOM_*",
+                        "variable,",
+                        "the",
+                        "name",
+                        "in",
+                        "capitals",
+                        "with",
+                        "_",
+                        "for",
+                        "-",
+                        "(--room-capacity:",
+                        "ANTEROOM_ROOM_CAPACITY);",
+                        "any",
+                        "but",
+                        "--help",
+                        "and",
+                        "--config",
+                        "also",
+                        "as",
+                        "`name",
+                        "=",
+                        "value`",
+                        "in",
+                        "the",
+                        "--config",
+                        "file,",
+                        "which",
+                        "both",
+                        "win",
+                        "over)"}) {
     words.emplace_back(w);
   }
   std::string caption = "anteroom: a virtual waiting room\n\nusage: anteroom [flags]\n\n";

@@ -23,7 +23,8 @@ struct Child {
 };
 
 // Runs args[0] with stdout (and, with `merge_stderr`, stderr) on a pipe. `max_files`, if
-// set, is the child's descriptor limit, soft and hard.
+// set, is the child's descriptor limit, soft and hard. The child stops at once on SIGTERM
+// (ANTEROOM_DRAIN_SECONDS=0) unless its arguments give --drain-seconds.
 inline Child spawn(const std::vector<std::string>& args, rlim_t max_files = 0,
                    bool merge_stderr = false) {
   int fds[2];
@@ -35,6 +36,7 @@ inline Child spawn(const std::vector<std::string>& args, rlim_t max_files = 0,
       rlimit lim{max_files, max_files};
       setrlimit(RLIMIT_NOFILE, &lim);
     }
+    setenv("ANTEROOM_DRAIN_SECONDS", "0", 1);  // NOLINT(concurrency-mt-unsafe): the child alone
     dup2(fds[1], 1);
     if (merge_stderr) dup2(fds[1], 2);
     close(fds[0]);

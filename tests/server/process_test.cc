@@ -92,7 +92,7 @@ TEST(Process, ClosedStandardOutputNeverLandsInTheLog) {
     close(1);
     execl(ANTEROOM_BINARY, ANTEROOM_BINARY, "--listen", "127.0.0.1:0", "--data-dir", dir.c_str(),
           "--access-log", "-", "--admin-key", kAdminKey, "--token-secret", kSecret,
-          static_cast<char*>(nullptr));
+          "--drain-seconds", "0", static_cast<char*>(nullptr));
     _exit(127);
   }
   const auto log = dir / "anteroom.log";
