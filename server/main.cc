@@ -25,6 +25,7 @@
 #include "server/app/redis_url.h"
 #include "server/app/secrets.h"
 #include "server/app/token.h"
+#include "server/transport/health_probe.h"
 #include "server/transport/server.h"
 #include "storage/check_log.h"
 #include "storage/persistent_engine.h"
@@ -237,6 +238,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   // check-log only reads: Ctrl-C, SIGTERM and SIGHUP end it as they end any command.
   if (argc >= 2 && std::string_view(argv[1]) == "check-log") return check_log_main(argc, argv);
+  if (argc >= 2 && std::string_view(argv[1]) == "health") return health_main(argc, argv);
   // Block the stop signals before any thread starts (the log writer is one), so every thread
   // inherits the mask and only sigwait below takes them; a thread without the mask would
   // let SIGTERM kill the process instead of stopping it. SIGHUP is taken the same way (it

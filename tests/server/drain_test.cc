@@ -88,6 +88,38 @@ TEST(Drain, ASecondSigtermStopsAtOnce) {
   EXPECT_EQ(wait_exit(s.child.pid, std::chrono::seconds(10)), 0);  // not after 60 s
 }
 
+// `anteroom health` (the container's health check, server/transport/health_probe.h) says 0
+// while /readyz is 200 and 1 once the drain began, and 1 when nothing answers.
+int health(const std::vector<std::string>& args, std::string* said) {
+  std::vector<std::string> all = {ANTEROOM_BINARY, "health"};
+  all.insert(all.end(), args.begin(), args.end());
+  Child c = spawn(all);
+  *said = all_output(c.out);
+  return wait_exit(c.pid, std::chrono::seconds(10));
+}
+
+TEST(Drain, TheHealthCommandFollowsReadiness) {
+  Started s = start("60");
+  ASSERT_NE(s.port, 0u);
+  const std::string at = "127.0.0.1:" + std::to_string(s.port);
+  std::string said;
+  EXPECT_EQ(health({at}, &said), 0);
+  EXPECT_EQ(said, "200 OK\n");
+  EXPECT_EQ(health({at, "/healthz"}, &said), 0);
+  kill(s.child.pid, SIGTERM);
+  for (int i = 0; i < 200 && ready(s.port) == 200; ++i)
+    std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_EQ(health({at}, &said), 1);
+  EXPECT_EQ(said, "503 Service Unavailable\n");
+  EXPECT_EQ(health({at, "/healthz"}, &said), 0);  // alive, only not ready
+  kill(s.child.pid, SIGINT);
+  EXPECT_EQ(wait_exit(s.child.pid, std::chrono::seconds(10)), 0);
+  EXPECT_EQ(health({at}, &said), 1);  // nothing listens
+  EXPECT_EQ(said.rfind("no answer from " + at, 0), 0u) << said;
+  EXPECT_EQ(health({"nonsense"}, &said), 2);
+  EXPECT_EQ(health({at, "readyz"}, &said), 2);
+}
+
 TEST(Drain, SigintStopsAtOnce) {
   Started s = start("60");
   ASSERT_NE(s.port, 0u);

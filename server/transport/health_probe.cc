@@ -1,0 +1,71 @@
+#include "server/transport/health_probe.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "server/transport/beast.h"
+
+namespace anteroom {
+namespace {
+
+// HOST:PORT to probe: the argument, or ANTEROOM_LISTEN's port; a wildcard host (0.0.0.0, ::,
+// empty) is probed on the loopback of its family.
+bool target_of(std::string endpoint, std::string* host, std::string* port) {
+  if (endpoint.empty()) {
+    const char* listen = std::getenv("ANTEROOM_LISTEN");
+    endpoint = listen != nullptr && *listen != '\0' ? listen : "127.0.0.1:8080";
+  }
+  const size_t colon = endpoint.rfind(':');
+  if (colon == std::string::npos || colon + 1 == endpoint.size()) return false;
+  *port = endpoint.substr(colon + 1);
+  std::string h = endpoint.substr(0, colon);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  if (h.empty() || h == "0.0.0.0") h = "127.0.0.1";
+  if (h == "::") h = "::1";
+  *host = h;
+  return port->find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
+
+int health_main(int argc, char** argv) {
+  if (argc > 4) {
+    std::fputs("usage: anteroom health [HOST:PORT] [PATH]\n", stderr);
+    return 2;
+  }
+  std::string host, port;
+  if (!target_of(argc >= 3 ? argv[2] : "", &host, &port)) {
+    std::fputs("anteroom health: HOST:PORT expected, e.g. 127.0.0.1:8080\n", stderr);
+    return 2;
+  }
+  const std::string path = argc >= 4 ? argv[3] : "/readyz";
+  if (!path.starts_with('/')) {
+    std::fputs("anteroom health: PATH must start with /\n", stderr);
+    return 2;
+  }
+  try {
+    net::io_context io;
+    tcp::resolver resolver(io);
+    beast::tcp_stream stream(io);
+    stream.expires_after(std::chrono::seconds(3));
+    stream.connect(resolver.resolve(host, port));
+    http::request<http::empty_body> req(http::verb::get, path, 11);
+    req.set(http::field::host, host);
+    req.set(http::field::user_agent, "anteroom-health");
+    req.keep_alive(false);
+    http::write(stream, req);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(stream, buffer, res);
+    std::printf("%u %s\n", res.result_int(), std::string(res.reason()).c_str());
+    return res.result() == http::status::ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::printf("no answer from %s:%s: %s\n", host.c_str(), port.c_str(), e.what());
+    return 1;
+  }
+}
+
+}  // namespace anteroom
