@@ -11,6 +11,7 @@ ANTEROOM_PACKAGES=(
   clang-format clang-tidy clang-14 libclang-rt-14-dev
   nginx-light caddy curl python3 python3-cryptography python3-yaml chromium
   systemd prometheus strace logrotate
+  podman buildah runc mmdebstrap podman-compose uidmap
 )
 
 anteroom_install_deps() {
@@ -22,6 +23,8 @@ anteroom_install_deps() {
   # npm package conflicts with that, so take Debian's only where the commands are missing.
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
   command -v npm >/dev/null 2>&1 || missing+=(npm)
+  # kubectl (kustomize, tests/deploy/kubernetes.sh): Debian's unless one is installed.
+  command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
   if ((${#missing[@]} == 0)); then return 0; fi
   echo "anteroom: installing ${missing[*]}" >&2
   local sudo=""

@@ -157,6 +157,17 @@ Status check(Options& o) {
     return bad("--token-key and --token-key-previous need --token-alg ES256");
   }
   if (std::string why = check_origins(o.allow_origins); !why.empty()) return bad(why);
+  // A value may list several, comma-separated (one ANTEROOM_TRUSTED_PROXY gives them all).
+  std::vector<std::string> proxies;
+  for (const std::string& value : o.trusted_proxies) {
+    for (size_t at = 0; at <= value.size();) {
+      size_t comma = value.find(',', at);
+      if (comma == std::string::npos) comma = value.size();
+      proxies.push_back(value.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
+  o.trusted_proxies = std::move(proxies);
   for (const std::string& cidr : o.trusted_proxies) {
     if (!valid_cidr(cidr)) return bad("--trusted-proxy '" + cidr + "' is not an address or a CIDR");
   }

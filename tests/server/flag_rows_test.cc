@@ -178,15 +178,21 @@ TEST(FlagRows, EveryVariableIsRead) {
   setenv("ANTEROOM_ROOM_ADMISSION", "manual", 1);  // NOLINT(concurrency-mt-unsafe)
   setenv("ANTEROOM_ROOM_CAPACITY", "77", 1);       // NOLINT(concurrency-mt-unsafe)
   setenv("ANTEROOM_NOT_A_FLAG", "whatever", 1);    // NOLINT(concurrency-mt-unsafe)
+  // A repeatable flag's variable lists several, comma-separated.
+  setenv("ANTEROOM_TRUSTED_PROXY", "10.0.0.0/8,192.168.1.1", 1);  // NOLINT(concurrency-mt-unsafe)
   Parsed q = parse({});
-  for (const char* v : {"ANTEROOM_NO_PERSISTENCE", "ANTEROOM_ROOM_ADMISSION",
-                        "ANTEROOM_ROOM_CAPACITY", "ANTEROOM_NOT_A_FLAG"}) {
+  for (const char* v :
+       {"ANTEROOM_NO_PERSISTENCE", "ANTEROOM_ROOM_ADMISSION", "ANTEROOM_ROOM_CAPACITY",
+        "ANTEROOM_NOT_A_FLAG", "ANTEROOM_TRUSTED_PROXY"}) {
     unsetenv(v);  // NOLINT(concurrency-mt-unsafe)
   }
   ASSERT_TRUE(q.options.is_ok()) << q.options.status().message();
   EXPECT_FALSE(q.options->persistence);
   EXPECT_EQ(q.options->room.admission, AdmissionMode::kManual);
   EXPECT_EQ(q.options->room.capacity, 77u);
+  EXPECT_EQ(q.options->trusted_proxies, (std::vector<std::string>{"10.0.0.0/8", "192.168.1.1"}));
+  EXPECT_NE(error_of({"--trusted-proxy", "10.0.0.0/8,nonsense"}).find("'nonsense'"),
+            std::string::npos);
   EXPECT_EQ(variable_of(*find_flag("fast-pass-secret")), "ANTEROOM_FAST_PASS_SECRET");
   EXPECT_EQ(variable_of(*find_flag("help")), "");
 }
