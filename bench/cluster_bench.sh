@@ -56,23 +56,14 @@ echo "# cluster_bench: $(date -u +%FT%TZ), $(machine_line)"
 echo "# $0 $BIN $SECS"
 # Joins, the same wrk on each side: two processes at once (one wrk thread and 100
 # connections each), then one process with the same total (two wrk threads, 200).
-pair_joins() {  # port port: joins/s through both at once
-  local o1 o2 w1
-  o1=$(mktemp); o2=$(mktemp)
-  wrk -t1 -c100 -d"${SECS}s" -s "$work/join.lua" "http://127.0.0.1:$1/v1/rooms/bench/tickets" >"$o1" &
-  w1=$!
-  wrk -t1 -c100 -d"${SECS}s" -s "$work/join.lua" "http://127.0.0.1:$2/v1/rooms/bench/tickets" >"$o2"
-  wait "$w1"
-  python3 -c "print(round($(rps "$(cat "$o1")") + $(rps "$(cat "$o2")")))"
-}
 # Two rounds, the seeds' design first in each: the cluster leaves work behind (its decider
 # sweeps the line it just filled), which would slow whatever runs after it.
 # The seeds' design as they describe it is one Node.js server: both wrk processes on it; then
 # scaled like the cluster, two Node.js processes on the same Redis.
 for round in 1 2; do
-  seeds_one=$(pair_joins "$Q1" "$Q1")
-  seeds_two=$(pair_joins "$Q1" "$Q2")
-  cluster_joins=$(pair_joins "$P1" "$P2")
+  seeds_one=$(pair_joins "$SECS" "$Q1" "$Q1")
+  seeds_two=$(pair_joins "$SECS" "$Q1" "$Q2")
+  cluster_joins=$(pair_joins "$SECS" "$P1" "$P2")
   echo "round $round joins/s  cluster(2 nodes) $cluster_joins  seeds' design: one process $seeds_one (ratio $(python3 -c "print(round($cluster_joins/$seeds_one, 2))")), two processes $seeds_two (ratio $(python3 -c "print(round($cluster_joins/$seeds_two, 2))"))"
 done
 single=$(wrk -t2 -c200 -d"${SECS}s" -s "$work/join.lua" "http://127.0.0.1:$PS/v1/rooms/bench/tickets")

@@ -14,12 +14,6 @@ bench_workdir
 ADMIN=bench-admin-key-0123456789
 SECRET=bench-token-secret-0123456789-0123456789
 PASS=bench-redis-password-0123456789
-cat >"$work/join.lua" <<'LUA'
-wrk.method = "POST"
-wrk.body = "{}"
-wrk.headers["Content-Type"] = "application/json"
-LUA
-rps() { awk '/^Requests\/sec/ {print $2}' <<<"$1"; }
 
 (
   cd "$work"
@@ -60,21 +54,11 @@ for p in "$P1" "$T1"; do
 done
 sleep 0.5
 
-pair_joins() {  # port port: joins/s through both at once
-  local o1 o2 w1
-  o1=$(mktemp); o2=$(mktemp)
-  wrk -t1 -c100 -d"${SECS}s" -s "$work/join.lua" "http://127.0.0.1:$1/v1/rooms/bench/tickets" >"$o1" &
-  w1=$!
-  wrk -t1 -c100 -d"${SECS}s" -s "$work/join.lua" "http://127.0.0.1:$2/v1/rooms/bench/tickets" >"$o2"
-  wait "$w1"
-  python3 -c "print(round($(rps "$(cat "$o1")") + $(rps "$(cat "$o2")")))"
-  rm -f "$o1" "$o2"
-}
 echo "# cluster_tls_bench: $(date -u +%FT%TZ), $(machine_line)"
 echo "# $0 $BIN $SECS $ROUNDS"
 for round in $(seq 1 "$ROUNDS"); do
-  plain=$(pair_joins "$P1" "$P2")
-  tls=$(pair_joins "$T1" "$T2")
+  plain=$(pair_joins "$SECS" "$P1" "$P2")
+  tls=$(pair_joins "$SECS" "$T1" "$T2")
   echo "round $round joins/s  plain TCP $plain  TLS $tls  ratio $(python3 -c "print(round($tls/$plain, 2))")"
 done
 for n in p1 t1; do

@@ -55,3 +55,17 @@ NGINX
 machine_line() {
   echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') ($(nproc) cores), $(uname -sr)"
 }
+
+# pair_joins SECONDS PORT PORT: anonymous joins/s into the room `bench` through both servers
+# at once, `wrk -t1 -c100` on each (the cluster benches: two nodes of one cluster).
+pair_joins() {
+  local secs=$1 o1 o2 w1 lua
+  lua=$(mktemp); o1=$(mktemp); o2=$(mktemp)
+  printf 'wrk.method = "POST"\nwrk.body = "{}"\nwrk.headers["Content-Type"] = "application/json"\n' >"$lua"
+  wrk -t1 -c100 -d"${secs}s" -s "$lua" "http://127.0.0.1:$2/v1/rooms/bench/tickets" >"$o1" &
+  w1=$!
+  wrk -t1 -c100 -d"${secs}s" -s "$lua" "http://127.0.0.1:$3/v1/rooms/bench/tickets" >"$o2"
+  wait "$w1"
+  python3 -c "print(round($(awk '/^Requests\/sec/ {print $2}' "$o1") + $(awk '/^Requests\/sec/ {print $2}' "$o2")))"
+  rm -f "$lua" "$o1" "$o2"
+}
