@@ -110,7 +110,7 @@ void RedisConnection::connect(std::function<void(const std::string&)> done) {
 // TLS: the server's certificate must verify under the CA and name the host connected to;
 // the host name goes out as SNI unless it is an address.
 void RedisConnection::secured(std::function<void(const std::string&)> done) {
-  if (!tls_) return introduce(std::move(done));
+  if (!tls_) return introduce(done);
   boost::system::error_code not_ip;
   asio::ip::make_address(host_, not_ip);
   if (not_ip) SSL_set_tlsext_host_name(tls_->stream.native_handle(), host_.c_str());
@@ -132,7 +132,7 @@ void RedisConnection::secured(std::function<void(const std::string&)> done) {
 }
 
 // AUTH when there is a password, then PING: a Redis that wants AUTH answers NOAUTH.
-void RedisConnection::introduce(std::function<void(const std::string&)> done) {
+void RedisConnection::introduce(const std::function<void(const std::string&)>& done) {
   open_ = true;
   start_read();
   arm_watchdog();

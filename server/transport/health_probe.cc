@@ -15,6 +15,7 @@ namespace {
 // empty) is probed on the loopback of its family.
 bool target_of(std::string endpoint, std::string* host, std::string* port) {
   if (endpoint.empty()) {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): the health command runs no other thread
     const char* listen = std::getenv("ANTEROOM_LISTEN");
     endpoint = listen != nullptr && *listen != '\0' ? listen : "127.0.0.1:8080";
   }
