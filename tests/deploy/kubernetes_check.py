@@ -44,6 +44,7 @@ pod = dep["spec"]["template"]["spec"]
 c = container(base)
 check(dep["spec"]["replicas"] >= 2, "the base runs several nodes (%d)" % dep["spec"]["replicas"])
 check(dep["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0, "rolls with none unavailable")
+check(pod.get("enableServiceLinks") is False, "no service-link variables (ANTEROOM_PORT, ...) in the pods")
 check(c["readinessProbe"]["httpGet"]["path"] == "/readyz", "readiness probe on /readyz")
 check(c["livenessProbe"]["httpGet"]["path"] == "/healthz", "liveness probe on /healthz")
 ports = {p["name"]: p["containerPort"] for p in c["ports"]}
