@@ -28,6 +28,9 @@ struct ClusterOptions {
   // redis_host:redis_port; a cluster's other masters are learned from it.
   std::vector<std::pair<std::string, uint16_t>> more_redis;
   std::shared_ptr<const RedisAccess> access;  // AUTH and TLS; none: plain TCP, no AUTH
+  // Set: redis_host:redis_port and more_redis are Sentinels, and the Redis is the master
+  // they name so (asked again at every reconnection: a failover is followed).
+  std::string sentinel_master;
   std::string node_name;             // unique within the cluster; empty = host name and process id
   std::string secret_check;          // what this node's token secret proves (an HMAC): a node whose
                                      // value differs from the cluster's refuses to start

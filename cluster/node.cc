@@ -121,7 +121,8 @@ Status Node::start() {
   });
   cleared.get_future().wait();
   std::lock_guard lock(state_mu_);
-  return Status(Code::kUnavailable, "Redis at " + options_.redis_host + ":" +
+  const std::string where = options_.sentinel_master.empty() ? "Redis at " : "Sentinel at ";
+  return Status(Code::kUnavailable, where + options_.redis_host + ":" +
                                         std::to_string(options_.redis_port) +
                                         " did not answer in time: " + down_why_);
 }
@@ -131,8 +132,13 @@ Status Node::start() {
 // on to every node, so any one will do).
 void Node::connect() {
   if (stopping_) return;
+  if (!options_.sentinel_master.empty()) return ask_sentinel(0);  // node_sentinel.cc
   std::vector<Endpoint> seeds{{options_.redis_host, options_.redis_port}};
   seeds.insert(seeds.end(), options_.more_redis.begin(), options_.more_redis.end());
+  connect_to(std::move(seeds));
+}
+
+void Node::connect_to(std::vector<Endpoint> seeds) {
   cmd_ = std::make_shared<RedisRouter>(io_, std::move(seeds), options_.timeout_ms, options_.access);
   load_scripts();
   auto cmd = cmd_;

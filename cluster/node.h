@@ -141,6 +141,10 @@ class Node final : public ClusterEngine {
 
   // node.cc
   void connect();
+  void connect_to(std::vector<Endpoint> seeds);
+  // node_sentinel.cc: the master's address from the i-th Sentinel (or the next that knows
+  // it), then connect_to it.
+  void ask_sentinel(size_t i);
   void on_connected();
   void lost(const std::string& why);
   void post(std::function<void()> fn);
@@ -211,9 +215,10 @@ class Node final : public ClusterEngine {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   boost::asio::steady_timer ticker_;
   boost::asio::steady_timer reconnect_timer_;
-  std::shared_ptr<RedisRouter> cmd_;      // commands, by key (to a Redis Cluster's shards)
-  std::shared_ptr<RedisConnection> sub_;  // subscribed to the bell
-  bool up_ = false;                       // both connections open and the secret checked
+  std::shared_ptr<RedisRouter> cmd_;           // commands, by key (to a Redis Cluster's shards)
+  std::shared_ptr<RedisConnection> sub_;       // subscribed to the bell
+  std::shared_ptr<RedisConnection> sentinel_;  // the Sentinel asked now, if any
+  bool up_ = false;                            // both connections open and the secret checked
   bool stopping_ = false;
   std::map<std::string, Room, std::less<>> rooms_;
   std::map<uint64_t, Batch> batches_;

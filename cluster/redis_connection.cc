@@ -113,7 +113,10 @@ void RedisConnection::secured(std::function<void(const std::string&)> done) {
   if (!tls_) return introduce(done);
   boost::system::error_code not_ip;
   asio::ip::make_address(host_, not_ip);
-  if (not_ip) SSL_set_tlsext_host_name(tls_->stream.native_handle(), host_.c_str());
+  if (not_ip) {  // SSL_set_tlsext_host_name, without the macro's C cast
+    SSL_ctrl(tls_->stream.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+             const_cast<char*>(host_.c_str()));
+  }
   tls_->stream.set_verify_callback(ssl::host_name_verification(host_));
   tls_->stream.async_handshake(ssl::stream_base::client, [this, self = shared_from_this(),
                                                           done = std::move(done)](
@@ -159,7 +162,10 @@ void RedisConnection::introduce(const std::function<void(const std::string&)>& d
   if (!access_->user.empty()) auth.push_back(access_->user);
   auth.push_back(access_->password);
   command(auth, [at, refuse, ping, done](const RedisReply& r) {
-    if (!r.is_error()) return ping();
+    // A Redis (or Sentinel) that has no password takes none: go on without.
+    if (!r.is_error() || r.str.find("without any password configured") != std::string::npos) {
+      return ping();
+    }
     // Redis's reason (WRONGPASS ...) never repeats the password.
     refuse(done, at + " refused AUTH: " + r.str);
   });
@@ -248,6 +254,13 @@ void RedisConnection::deliver(const RedisReply& reply) {
   }
   if (waiting_.empty()) {  // e.g. a Redis in protected mode says why it refuses, and hangs up
     return close(reply.is_error() ? "Redis says: " + reply.str : "a reply nobody asked for");
+  }
+  // A master that Sentinel demoted answers writes so: nothing was done, and this connection
+  // is to the wrong Redis now. Closing answers every command "connection lost" (the owner
+  // reconnects, asking Sentinel anew).
+  if (reply.is_error() && reply.str.starts_with("READONLY")) {
+    return close("Redis at " + host_ + ":" + std::to_string(port_) +
+                 " is a replica now: " + reply.str);
   }
   Handler h = std::move(waiting_.front().handler);
   waiting_.pop_front();

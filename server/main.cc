@@ -52,10 +52,12 @@ anteroom::Result<std::unique_ptr<anteroom::Engine>> open_cluster_node(
   const auto& redis = target.hosts;
   auto access = anteroom::cluster::RedisAccess::make(
       target.user, target.password.empty() ? o.redis_password : target.password,
-      target.scheme == anteroom::RedisTarget::Scheme::kTls,
+      target.scheme == anteroom::RedisTarget::Scheme::kTls ||
+          (target.scheme == anteroom::RedisTarget::Scheme::kSentinel && !o.redis_tls_ca.empty()),
       {o.redis_tls_ca, o.redis_tls_cert, o.redis_tls_key});
   if (!access.is_ok()) return access.status();
   c.access = std::move(access.value());
+  c.sentinel_master = target.master;  // empty unless redis-sentinel://
   c.redis_host = redis.front().first;
   c.redis_port = redis.front().second;
   c.more_redis.assign(redis.begin() + 1, redis.end());

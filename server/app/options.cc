@@ -174,11 +174,6 @@ Status check(Options& o) {
   if (!o.cluster.empty()) {
     auto target = parse_redis_target(o.cluster);
     if (!target.is_ok()) return target.status();
-    if (target->scheme == RedisTarget::Scheme::kSentinel) {
-      return bad(
-          "--cluster: redis-sentinel:// is not in this build; name the master with "
-          "redis:// or rediss://");
-    }
     if (target->db != 0) {
       return bad(
           "--cluster: anteroom keeps its keys in database 0 (Pub/Sub is shared by all "
@@ -191,8 +186,11 @@ Status check(Options& o) {
     }
     const bool tls_file =
         !o.redis_tls_ca.empty() || !o.redis_tls_cert.empty() || !o.redis_tls_key.empty();
-    if (tls_file && target->scheme != RedisTarget::Scheme::kTls) {
-      return bad("--redis-tls-ca, --redis-tls-cert and --redis-tls-key need a rediss:// --cluster");
+    // Through Sentinel, a TLS option is what says TLS (to the Sentinels and the master).
+    if (tls_file && target->scheme == RedisTarget::Scheme::kPlain) {
+      return bad(
+          "--redis-tls-ca, --redis-tls-cert and --redis-tls-key need a rediss:// or "
+          "redis-sentinel:// --cluster");
     }
   } else if (!o.redis_password.empty() || !o.redis_tls_ca.empty() || !o.redis_tls_cert.empty() ||
              !o.redis_tls_key.empty()) {

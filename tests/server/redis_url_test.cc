@@ -86,14 +86,14 @@ TEST(RedisUrl, TheServerTakesRedisUrlsAndRefusesWhatDoesNotFit) {
        {std::vector<std::string>{"--cluster", "redis://127.0.0.1:6379"},
         {"--cluster", "rediss://user:hunter2@127.0.0.1:6379"},
         {"--cluster", "rediss://127.0.0.1:6379", "--redis-tls-ca", "/x/ca.pem"},
-        {"--cluster", "redis://127.0.0.1:6379", "--redis-password", "hunter2"}}) {
+        {"--cluster", "redis://127.0.0.1:6379", "--redis-password", "hunter2"},
+        {"--cluster", "redis-sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster"},
+        {"--cluster", "redis-sentinel://127.0.0.1:26379/m", "--redis-tls-ca", "/x/ca.pem"}}) {
     auto o = parse(good);
     EXPECT_TRUE(o.is_ok()) << good[1] << ": " << o.status().message();
   }
   const std::pair<std::vector<std::string>, const char*> bad[] = {
       {{"--cluster", "redis://127.0.0.1:6379", "--redis-tls-ca", "/x/ca.pem"}, "need a rediss://"},
-      {{"--cluster", "redis-sentinel://127.0.0.1:26379/m"},
-       "redis-sentinel:// is not in this build"},
       {{"--cluster", "redis://:hunter2@127.0.0.1:6379/2"}, "database 0"},
       {{"--cluster", "redis://:hunter2@127.0.0.1:6379", "--redis-password", "hunter2"},
        "the password is given twice"},
