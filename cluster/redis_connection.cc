@@ -148,27 +148,45 @@ void RedisConnection::introduce(const std::function<void(const std::string&)>& d
     to(why);
   };
   auto ping = [this, self, at, refuse, done] {
-    command({"PING"}, [at, refuse, done](const RedisReply& r) {
+    command({"PING"}, [this, at, refuse, done](const RedisReply& r) {
       if (!r.is_error()) return done("");
       if (r.str.starts_with("NOAUTH")) {
         return refuse(done, at + " demands AUTH: give the password in --cluster "
                                  "(redis://[USER]:PASSWORD@HOST:PORT) or ANTEROOM_REDIS_PASSWORD");
       }
-      refuse(done, at + " says: " + r.str);
+      refuse(done, at + " says: " + scrubbed(r.str));
     });
   };
   if (!access_ || (access_->password.empty() && access_->user.empty())) return ping();
   std::vector<std::string> auth{"AUTH"};
   if (!access_->user.empty()) auth.push_back(access_->user);
   auth.push_back(access_->password);
-  command(auth, [at, refuse, ping, done](const RedisReply& r) {
+  command(auth, [this, at, refuse, ping, done](const RedisReply& r) {
     // A Redis (or Sentinel) that has no password takes none: go on without.
     if (!r.is_error() || r.str.find("without any password configured") != std::string::npos) {
       return ping();
     }
-    // Redis's reason (WRONGPASS ...) never repeats the password.
-    refuse(done, at + " refused AUTH: " + r.str);
+    const std::string why = scrubbed(r.str);
+    // Only these say the password or user is wrong (redis_access_refused then gives up);
+    // anything else (the connection lost, too many clients) may pass.
+    const bool wrong = r.str.starts_with("WRONGPASS") || r.str.starts_with("NOPERM") ||
+                       r.str.find("invalid password") != std::string::npos ||
+                       r.str.find("invalid username-password") != std::string::npos;
+    refuse(done, at + (wrong ? " refused AUTH: " : " AUTH failed: ") + why);
   });
+}
+
+// Redis's own words, as they go into messages that may be logged or shown by /readyz: an
+// error that repeats a command's arguments (a renamed AUTH is an unknown command "with args
+// beginning with" the password) is cut there, and the password never appears.
+std::string RedisConnection::scrubbed(std::string text) const {
+  const size_t args = text.find("with args beginning with");
+  if (args != std::string::npos) text = text.substr(0, args) + "(arguments not shown)";
+  const std::string password = access_ ? access_->password : std::string();
+  for (size_t at; !password.empty() && (at = text.find(password)) != std::string::npos;) {
+    text.replace(at, password.size(), "***");
+  }
+  return text;
 }
 
 void RedisConnection::command(const std::vector<std::string>& args, Handler handler) {
@@ -253,7 +271,8 @@ void RedisConnection::deliver(const RedisReply& reply) {
     return;
   }
   if (waiting_.empty()) {  // e.g. a Redis in protected mode says why it refuses, and hangs up
-    return close(reply.is_error() ? "Redis says: " + reply.str : "a reply nobody asked for");
+    return close(reply.is_error() ? "Redis says: " + scrubbed(reply.str)
+                                  : "a reply nobody asked for");
   }
   // A master that Sentinel demoted answers writes so: nothing was done, and this connection
   // is to the wrong Redis now. Closing answers every command "connection lost" (the owner

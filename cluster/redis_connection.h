@@ -58,6 +58,7 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
   boost::asio::ip::tcp::socket& socket();  // the TCP socket, under TLS or not
   void secured(std::function<void(const std::string& error)> done);
   void introduce(const std::function<void(const std::string& error)>& done);
+  std::string scrubbed(std::string text) const;
   void start_read();
   void flush();
   void on_read(size_t n);

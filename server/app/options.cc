@@ -157,13 +157,17 @@ Status check(Options& o) {
     return bad("--token-key and --token-key-previous need --token-alg ES256");
   }
   if (std::string why = check_origins(o.allow_origins); !why.empty()) return bad(why);
-  // A value may list several, comma-separated (one ANTEROOM_TRUSTED_PROXY gives them all).
+  // A value may list several, comma-separated, spaces around each ignored (one
+  // ANTEROOM_TRUSTED_PROXY gives them all).
   std::vector<std::string> proxies;
   for (const std::string& value : o.trusted_proxies) {
     for (size_t at = 0; at <= value.size();) {
       size_t comma = value.find(',', at);
       if (comma == std::string::npos) comma = value.size();
-      proxies.push_back(value.substr(at, comma - at));
+      std::string item = value.substr(at, comma - at);
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      proxies.push_back(std::move(item));
       at = comma + 1;
     }
   }

@@ -70,22 +70,24 @@ Status parse_hosts(std::string_view s, std::vector<std::pair<std::string, uint16
   }
 }
 
-// USER:PASSWORD@ or :PASSWORD@ before the host, if any; *rest is after it.
+// USER:PASSWORD@, :PASSWORD@ or USER@ (the password given apart, ANTEROOM_REDIS_PASSWORD)
+// before the host, if any; *rest is after it.
 Status parse_userinfo(std::string_view* rest, RedisTarget* t) {
   const size_t at = rest->rfind('@');
   if (at == std::string_view::npos) return Status::ok();
   const std::string_view info = rest->substr(0, at);
   *rest = rest->substr(at + 1);
   const size_t colon = info.find(':');
-  if (colon == std::string_view::npos) {
-    return bad("before '@' give USER:PASSWORD or :PASSWORD (a password alone after the colon)");
-  }
   std::string user, password;
   if (!percent_decode(info.substr(0, colon), &user) ||
-      !percent_decode(info.substr(colon + 1), &password)) {
+      (colon != std::string_view::npos && !percent_decode(info.substr(colon + 1), &password))) {
     return bad("a %-escape in the user or password is broken");
   }
-  if (password.empty()) return bad("the URL names a user but no password");
+  if (user.empty() && password.empty())
+    return bad("nothing before '@': give USER, USER:PASSWORD or :PASSWORD");
+  if (colon != std::string_view::npos && password.empty()) {
+    return bad("the URL names a user and an empty password: leave out the colon to give it apart");
+  }
   t->user = std::move(user);
   t->password = std::move(password);
   return Status::ok();

@@ -1,7 +1,8 @@
 // What --cluster names: the Redis a cluster of nodes shares, as URLs or bare addresses.
 //
 //   HOST:PORT[,HOST:PORT...]                       plain TCP; several: a Redis Cluster's nodes
-//   redis://[[USER]:PASSWORD@]HOST:PORT[/DB][,...]  the same as a URL (every item alike)
+//   redis://[USER[:PASSWORD]@]HOST:PORT[/DB][,...]  the same as a URL (every item alike; USER
+//                                                  alone: the password is given apart)
 //   rediss://...                                   TLS
 //   redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER  the master found through Sentinel
 //

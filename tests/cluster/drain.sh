@@ -53,7 +53,7 @@ wait "$visitors" || { cat "$work/visitors.out"; fail "see above"; }
 cat "$work/visitors.out"
 [[ $status -eq 0 ]] || fail "node a exited $status on SIGTERM"
 ms=$(( (exited - told) / 1000000 ))
-# 3 s of drain, with room for a busy machine's scheduling.
-(( ms < 4500 )) || fail "node a took $ms ms to drain (--drain-seconds 3)"
+# 3 s of drain, with room for a busy machine's (or a sanitizer's) scheduling.
+(( ms < 8000 )) || fail "node a took $ms ms to drain (--drain-seconds 3)"
 grep -q "draining for 3 s" "$work/a.log" || fail "node a did not say it drained"
 pass "node a drained and exited 0 in $ms ms (--drain-seconds 3)"

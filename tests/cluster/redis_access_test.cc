@@ -27,6 +27,7 @@ class Certificates {
     if (mkdtemp(d.data()) == nullptr) return;
     dir_ = d;
     std::ofstream(dir_ + "/ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
+    std::ofstream(dir_ + "/elsewhere") << "subjectAltName=DNS:redis.elsewhere.example\n";
     const std::string q = "cd '" + dir_ + "' && ";
     const char* key = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
     ok_ = run(q + "openssl req -x509 " + key +
@@ -37,6 +38,9 @@ class Certificates {
           run(q +
               "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 "
               "-extfile ext -out server.crt") &&
+          run(q +
+              "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 "
+              "-extfile elsewhere -out elsewhere.crt") &&
           run(q + "openssl req " + key + " -keyout client.key -out client.csr -subj /CN=node") &&
           run(q +
               "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 "
@@ -189,6 +193,23 @@ TEST_F(TlsTest, TheServersCertificateUnderItsCaJoinsAndAdmits) {
 
 TEST_F(TlsTest, AnotherCaIsRefusedWithAClearMessage) {
   access_ = access("", "", true, {certificates()["other.crt"], "", ""});
+  const std::string why = try_node("n1");
+  EXPECT_NE(why.find("does not verify"), std::string::npos) << why;
+}
+
+// A certificate under the right CA for another host: the host name check refuses it.
+class OtherHostTest : public TlsTest {
+  std::vector<std::string> redis_args() override {
+    std::vector<std::string> args = TlsTest::redis_args();
+    for (auto& a : args) {
+      if (a == certificates()["server.crt"]) a = certificates()["elsewhere.crt"];
+    }
+    return args;
+  }
+};
+
+TEST_F(OtherHostTest, ACertificateForAnotherHostIsRefused) {
+  access_ = access("", "", true, {certificates()["ca.crt"], "", ""});
   const std::string why = try_node("n1");
   EXPECT_NE(why.find("does not verify"), std::string::npos) << why;
 }

@@ -27,6 +27,18 @@ struct Child {
 // (ANTEROOM_DRAIN_SECONDS=0) unless its arguments give --drain-seconds.
 inline Child spawn(const std::vector<std::string>& args, rlim_t max_files = 0,
                    bool merge_stderr = false) {
+  // Everything the child needs is made before fork: between fork and exec a child of a
+  // process with threads may only make async-signal-safe calls.
+  std::vector<std::string> env_lines;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "ANTEROOM_DRAIN_SECONDS=", 23) != 0) env_lines.emplace_back(*e);
+  }
+  env_lines.emplace_back("ANTEROOM_DRAIN_SECONDS=0");
+  std::vector<char*> envp, argv;
+  for (auto& e : env_lines) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   int fds[2];
   EXPECT_EQ(pipe(fds), 0);
   Child c;
@@ -36,15 +48,10 @@ inline Child spawn(const std::vector<std::string>& args, rlim_t max_files = 0,
       rlimit lim{max_files, max_files};
       setrlimit(RLIMIT_NOFILE, &lim);
     }
-    setenv("ANTEROOM_DRAIN_SECONDS", "0", 1);  // NOLINT(concurrency-mt-unsafe): the child alone
     dup2(fds[1], 1);
     if (merge_stderr) dup2(fds[1], 2);
     close(fds[0]);
-    std::vector<char*> argv;
-    argv.reserve(args.size() + 1);
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
+    execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
   close(fds[1]);

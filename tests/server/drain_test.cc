@@ -3,7 +3,10 @@
 // goes on until the listener closes a margin before the end, then it is told to reconnect
 // and closed; the process exits 0 within --drain-seconds. SIGINT, and a second SIGTERM,
 // stop at once. The real executable, on 127.0.0.1.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <regex>
@@ -68,13 +71,13 @@ TEST(Drain, SigtermTakesTheNodeOutThenClosesStreamsAndExitsWithinTheDrain) {
 
   // The stream is held through the drain and ends once the listener closed: nothing comes
   // before (the place does not change), and the end is not the 6 s wait running out.
-  EXPECT_FALSE(stream.next(milliseconds(6000)).has_value());
+  EXPECT_FALSE(stream.next(milliseconds(6000)).has_value());  // 6 s: see the bound below
   const auto ended = steady_clock::now() - told;
   EXPECT_GE(ended, milliseconds(1400));
-  EXPECT_LT(ended, milliseconds(5000));
+  EXPECT_LT(ended, milliseconds(5900));
   EXPECT_EQ(wait_exit(s.child.pid, std::chrono::seconds(10)), 0);
-  // Within the drain (2 s), with room for a busy machine's scheduling.
-  EXPECT_LT(steady_clock::now() - told, milliseconds(2000 + 1500));
+  // Within the drain (2 s), with room for a busy machine's (and a sanitizer's) scheduling.
+  EXPECT_LT(steady_clock::now() - told, milliseconds(2000 + 5000));
 }
 
 TEST(Drain, ASecondSigtermStopsAtOnce) {
@@ -118,6 +121,26 @@ TEST(Drain, TheHealthCommandFollowsReadiness) {
   EXPECT_EQ(said.rfind("no answer from " + at, 0), 0u) << said;
   EXPECT_EQ(health({"nonsense"}, &said), 2);
   EXPECT_EQ(health({at, "readyz"}, &said), 2);
+}
+
+// A server whose kernel accepts the connection but which never answers: the check gives up
+// after its 3 s instead of hanging (a blocking read would ignore the stream's timer).
+TEST(Drain, TheHealthCommandGivesUpOnAServerThatNeverAnswers) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(fd, 8), 0);  // never accepted: the kernel completes the handshake alone
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const std::string at = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  std::string said;
+  const auto started = steady_clock::now();
+  EXPECT_EQ(health({at}, &said), 1);
+  EXPECT_EQ(said.rfind("no answer from " + at, 0), 0u) << said;
+  EXPECT_LT(steady_clock::now() - started, milliseconds(9000));
+  close(fd);
 }
 
 TEST(Drain, SigintStopsAtOnce) {

@@ -179,7 +179,7 @@ TEST(FlagRows, EveryVariableIsRead) {
   setenv("ANTEROOM_ROOM_CAPACITY", "77", 1);       // NOLINT(concurrency-mt-unsafe)
   setenv("ANTEROOM_NOT_A_FLAG", "whatever", 1);    // NOLINT(concurrency-mt-unsafe)
   // A repeatable flag's variable lists several, comma-separated.
-  setenv("ANTEROOM_TRUSTED_PROXY", "10.0.0.0/8,192.168.1.1", 1);  // NOLINT(concurrency-mt-unsafe)
+  setenv("ANTEROOM_TRUSTED_PROXY", "10.0.0.0/8, 192.168.1.1", 1);  // NOLINT(concurrency-mt-unsafe)
   Parsed q = parse({});
   for (const char* v :
        {"ANTEROOM_NO_PERSISTENCE", "ANTEROOM_ROOM_ADMISSION", "ANTEROOM_ROOM_CAPACITY",

@@ -41,6 +41,11 @@ TEST(RedisUrl, UserinfoTlsAndSentinel) {
   ASSERT_TRUE(anon.is_ok());
   EXPECT_EQ(anon->user, "");
   EXPECT_EQ(anon->password, "secret");
+  // A user alone: the password comes apart (ANTEROOM_REDIS_PASSWORD).
+  auto user = parse_redis_target("redis://anteroom@h:1");
+  ASSERT_TRUE(user.is_ok()) << user.status().message();
+  EXPECT_EQ(user->user, "anteroom");
+  EXPECT_EQ(user->password, "");
   auto s = parse_redis_target("redis-sentinel://s1:26379,s2:26379/mymaster");
   ASSERT_TRUE(s.is_ok()) << s.status().message();
   EXPECT_EQ(s->scheme, RedisTarget::Scheme::kSentinel);
@@ -54,7 +59,8 @@ TEST(RedisUrl, WhatDoesNotReadIsNamedWithoutThePassword) {
                        "redis://host:0",
                        "redis://host:65536",
                        "http://host:1",
-                       "redis://user@host:1",
+                       "redis://@host:1",
+                       "redis://user:@host:1",
                        "redis://user:hunter2-%zz@host:1",
                        "redis://:hunter2@host:1/99",
                        "redis-sentinel://s1:26379",
@@ -87,6 +93,7 @@ TEST(RedisUrl, TheServerTakesRedisUrlsAndRefusesWhatDoesNotFit) {
         {"--cluster", "rediss://user:hunter2@127.0.0.1:6379"},
         {"--cluster", "rediss://127.0.0.1:6379", "--redis-tls-ca", "/x/ca.pem"},
         {"--cluster", "redis://127.0.0.1:6379", "--redis-password", "hunter2"},
+        {"--cluster", "redis://anteroom@127.0.0.1:6379", "--redis-password", "hunter2"},
         {"--cluster", "redis-sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster"},
         {"--cluster", "redis-sentinel://127.0.0.1:26379/m", "--redis-tls-ca", "/x/ca.pem"}}) {
     auto o = parse(good);
