@@ -14,10 +14,6 @@ namespace {
 
 using Phase = RoomEvent::Phase;
 
-void owner_add(std::atomic<uint64_t>& counter, uint64_t delta) {
-  counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
-}
-
 }  // namespace
 
 Room::~Room() { delete draw_.load(std::memory_order_relaxed); }

@@ -133,6 +133,35 @@ std::string site_assets(std::string_view v, Config* c) {
   return "";
 }
 
+std::string parse_room(std::string_view v, Config* c) {
+  if (v.empty() || v.size() > 64 ||
+      v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
+          std::string_view::npos) {
+    return "must be 1-64 of A-Z a-z 0-9 _ -";
+  }
+  c->room = std::string(v);
+  return "";
+}
+
+std::string parse_origin_port(std::string_view v, Config* c) {
+  uint64_t p = 0;
+  if (!parse_u64(v, &p) || p > 65535) return "must be a port number";
+  c->origin_port = static_cast<uint16_t>(p);
+  return "";
+}
+
+std::string parse_pow_difficulty(std::string_view v, Config* c) {
+  uint64_t bits = 0;
+  if (v == "auto") {
+    c->pow_difficulty = Config::kPowAuto;
+  } else if (parse_u64(v, &bits) && bits <= 32) {
+    c->pow_difficulty = static_cast<int>(bits);
+  } else {
+    return "must be a whole number of bits from 0 to 32, or auto";
+  }
+  return "";
+}
+
 // Every option that takes a value (--keep-room, --quiet, --shuffle, --no-shuffle, --baseline,
 // --no-baseline, --no-bypass and --help take none).
 const std::map<std::string_view, Setter>& options_with_values() {
@@ -142,17 +171,7 @@ const std::map<std::string_view, Setter>& options_with_values() {
       {"--site-xhr", site_path(&Config::site_xhr, true)},
       {"--site-assets", site_assets},
       {"--before-users", whole_number(&Config::before_users, 1, 1000000)},
-      {"--room",
-       [](std::string_view v, Config* c) -> std::string {
-         if (v.empty() || v.size() > 64 ||
-             v.find_first_not_of(
-                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
-                 std::string_view::npos) {
-           return "must be 1-64 of A-Z a-z 0-9 _ -";
-         }
-         c->room = std::string(v);
-         return "";
-       }},
+      {"--room", parse_room},
       {"--admin-key",
        [](std::string_view v, Config* c) {
          c->admin_key = std::string(v);
@@ -177,13 +196,7 @@ const std::map<std::string_view, Setter>& options_with_values() {
       {"--session-ttl", whole_number(&Config::session_ttl_s, 1, 86400)},
       {"--origin-capacity", whole_number(&Config::origin_capacity, 1, 100000)},
       {"--origin-service-ms", number(&Config::origin_service_ms, 0, 60000)},
-      {"--origin-port",
-       [](std::string_view v, Config* c) -> std::string {
-         uint64_t p = 0;
-         if (!parse_u64(v, &p) || p > 65535) return "must be a port number";
-         c->origin_port = static_cast<uint16_t>(p);
-         return "";
-       }},
+      {"--origin-port", parse_origin_port},
       {"--server-pid", whole_number(&Config::server_pid, 1, 1u << 30)},
       {"--prequeue-s", number(&Config::prequeue_s, 0.5, 86400)},
       {"--duration", number(&Config::duration_s, 0, 86400)},
@@ -204,18 +217,7 @@ const std::map<std::string_view, Setter>& options_with_values() {
       {"--bot-solve", number(&Config::bot_solve, 0, 1)},
       {"--bot-threads", whole_number(&Config::bot_threads, 1, 64)},
       {"--ip-joins-per-minute", whole_number(&Config::ip_joins_per_minute, 0, 1000000)},
-      {"--pow-difficulty",
-       [](std::string_view v, Config* c) -> std::string {
-         uint64_t bits = 0;
-         if (v == "auto") {
-           c->pow_difficulty = Config::kPowAuto;
-         } else if (parse_u64(v, &bits) && bits <= 32) {
-           c->pow_difficulty = static_cast<int>(bits);
-         } else {
-           return "must be a whole number of bits from 0 to 32, or auto";
-         }
-         return "";
-       }},
+      {"--pow-difficulty", parse_pow_difficulty},
   };
   return kOptions;
 }

@@ -3,8 +3,9 @@
 # the source tree with --pull=never on the Debian 12 base tests/deploy/container_lib.sh
 # makes), then a visitor's whole trip through its nginx: the site open while no room
 # matches; a room made; a visitor in line gets the waiting page, joins, is admitted by an
-# operator, and is let through to the shop with the room's cookie; every node ready (anteroom
-# health inside each container). One command down; the volumes stay until the test removes
+# operator, and is let through to the shop with the room's cookie; a forged X-Forwarded-For
+# does not escape the per-address join limit; every node ready (anteroom health inside each
+# container); Redis reached with its password only. One command down; the volumes stay until the test removes
 # them. Skipped (77) without podman-compose. Stops by itself.
 # usage: tests/deploy/compose.sh SOURCE_DIR
 set -euo pipefail
@@ -18,6 +19,7 @@ FILE=$SRC/deploy/compose/compose.yaml
 compose() { podman-compose -p "$PROJECT" -f "$FILE" "$@"; }
 export ANTEROOM_TOKEN_SECRET=compose-test-token-secret-0123456789abcdef
 export ANTEROOM_ADMIN_KEY=compose-test-admin-key-01
+export ANTEROOM_REDIS_PASSWORD=compose-test-redis-password-01
 ANTEROOM_HTTP_PORT=$(free_port)
 export ANTEROOM_HTTP_PORT
 extra_cleanup() {
@@ -97,6 +99,26 @@ if m:
 sys.exit(1 if failed else 0)
 PY
 pass "a visitor's whole trip through the compose file's nginx and nodes"
+
+# The nodes trust private addresses as proxies, and this visitor comes from one (the
+# container network's gateway): a forged X-Forwarded-For must still not choose its address.
+# One join a minute per address, counted by each node: seven joins from one address with
+# seven forged ones get at most three tickets (one a node), where believed they would get 7.
+curl -sf -X PUT -H "Authorization: Bearer $KEY" "127.0.0.1:$P/v1/rooms/limited" \
+  -d '{"capacity":0,"admission":"manual","ip_joins_per_minute":1}' >/dev/null || fail "second room"
+codes=""
+for forged in 1.1.1.1 2.2.2.2 3.3.3.3 4.4.4.4 5.5.5.5 6.6.6.6 7.7.7.7; do
+  for _ in $(seq 1 50); do  # a node that has not applied the new room yet answers 404
+    code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "X-Forwarded-For: $forged" \
+      "127.0.0.1:$P/v1/rooms/limited/tickets" -d '{}')
+    [[ $code != 404 ]] && break
+    sleep 0.1
+  done
+  codes+="$code "
+done
+ok=$(grep -o 201 <<<"$codes" | wc -l); limited=$(grep -o 429 <<<"$codes" | wc -l)
+(( ok <= 3 && limited >= 4 )) || fail "forged X-Forwarded-For chose the address: $codes"
+pass "a forged X-Forwarded-For does not escape the per-address join limit ($codes)"
 
 # Every node is ready, asked from inside its container (no curl in the image).
 for n in node1 node2 node3; do

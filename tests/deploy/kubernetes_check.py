@@ -45,6 +45,7 @@ c = container(base)
 check(dep["spec"]["replicas"] >= 2, "the base runs several nodes (%d)" % dep["spec"]["replicas"])
 check(dep["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0, "rolls with none unavailable")
 check(pod.get("enableServiceLinks") is False, "no service-link variables (ANTEROOM_PORT, ...) in the pods")
+check(pod.get("automountServiceAccountToken") is False, "no service-account token in the pods")
 check(c["readinessProbe"]["httpGet"]["path"] == "/readyz", "readiness probe on /readyz")
 check(c["livenessProbe"]["httpGet"]["path"] == "/healthz", "liveness probe on /healthz")
 ports = {p["name"]: p["containerPort"] for p in c["ports"]}
@@ -74,8 +75,16 @@ check(c["envFrom"][0]["configMapRef"]["name"] == "anteroom" and ("ConfigMap", "a
 check(re.match(r"redis(s)?://", base[("ConfigMap", "anteroom")]["data"]["ANTEROOM_CLUSTER"]) is not None,
       "the base is a cluster on Redis")
 
-# Service, PodDisruptionBudget, Ingress.
+# Service, PodDisruptionBudget, NetworkPolicy, Ingress.
 svc = base[("Service", "anteroom")]
+admin = base[("ConfigMap", "anteroom")]["data"].get("ANTEROOM_ADMIN_LISTEN", "")
+check(admin.endswith(":9090") and ports.get("admin") == 9090 and
+      all(p["targetPort"] != "admin" and p["port"] != 9090 for p in svc["spec"]["ports"]),
+      "the operator routes on port 9090, which the Service leaves out")
+policy = base[("NetworkPolicy", "anteroom")]
+rules = {r["ports"][0]["port"]: r["from"][0]["namespaceSelector"]["matchLabels"] for r in policy["spec"]["ingress"]}
+check(rules.get(8080) == {"kubernetes.io/metadata.name": "ingress-nginx"} and set(rules) == {8080, 9090},
+      "only ingress-nginx reaches the visitors' port, only monitoring the operator port")
 labels = dep["spec"]["template"]["metadata"]["labels"]
 check(all(labels.get(k) == v for k, v in svc["spec"]["selector"].items()), "the Service selects the pods")
 check(svc["spec"]["ports"][0]["targetPort"] == "http", "the Service sends to the http port")
@@ -136,7 +145,9 @@ def start(objs, name, overrides):
 data_dir = os.path.join(work, "data")
 os.makedirs(data_dir, exist_ok=True)
 # A Redis without AUTH here: the optional redis-password key left out.
-start(base, "base", {"ANTEROOM_LISTEN": "127.0.0.1:0", "ANTEROOM_CLUSTER": "redis://127.0.0.1:" + redis_port,
+start(base, "base", {"ANTEROOM_LISTEN": "127.0.0.1:0", "ANTEROOM_ADMIN_LISTEN": "127.0.0.1:0",
+                     "ANTEROOM_CLUSTER": "redis://127.0.0.1:" + redis_port,
                      "ANTEROOM_REDIS_PASSWORD": "", "ANTEROOM_DATA_DIR": data_dir})
-start(single, "single", {"ANTEROOM_LISTEN": "127.0.0.1:0", "ANTEROOM_DATA_DIR": data_dir})
+start(single, "single", {"ANTEROOM_LISTEN": "127.0.0.1:0", "ANTEROOM_ADMIN_LISTEN": "127.0.0.1:0",
+                         "ANTEROOM_DATA_DIR": data_dir})
 sys.exit(1 if failed else 0)
