@@ -62,19 +62,20 @@ int health_main(int argc, char** argv) {
   bool answered = false;
   auto fail = [&](const beast::error_code& ec) { failed = ec.message(); };
   stream.expires_after(std::chrono::seconds(3));
-  resolver.async_resolve(host, port, [&](beast::error_code ec, tcp::resolver::results_type at) {
-    if (ec) return fail(ec);
-    stream.async_connect(at, [&](beast::error_code ec2, const tcp::endpoint&) {
-      if (ec2) return fail(ec2);
-      http::async_write(stream, req, [&](beast::error_code ec3, size_t) {
-        if (ec3) return fail(ec3);
-        http::async_read(stream, buffer, res, [&](beast::error_code ec4, size_t) {
-          if (ec4) return fail(ec4);
-          answered = true;
+  resolver.async_resolve(
+      host, port, [&](beast::error_code ec, const tcp::resolver::results_type& at) {
+        if (ec) return fail(ec);
+        stream.async_connect(at, [&](beast::error_code ec2, const tcp::endpoint&) {
+          if (ec2) return fail(ec2);
+          http::async_write(stream, req, [&](beast::error_code ec3, size_t) {
+            if (ec3) return fail(ec3);
+            http::async_read(stream, buffer, res, [&](beast::error_code ec4, size_t) {
+              if (ec4) return fail(ec4);
+              answered = true;
+            });
+          });
         });
       });
-    });
-  });
   io.run_for(std::chrono::seconds(3));
   if (!answered) {
     std::printf("no answer from %s:%s: %s\n", host.c_str(), port.c_str(), failed.c_str());
