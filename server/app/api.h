@@ -138,9 +138,20 @@ class Api {
     std::string message;
     uint32_t retry_after_s = 0;  // 429 only
   };
+  // A proof of work this node took, still to be spent once for the whole cluster (a
+  // cluster node's record of spent challenges is its own; Redis holds the cluster's).
+  struct ClusterSpend {
+    std::string key;  // empty: nothing to spend (no proof, or not a cluster node)
+    int64_t ttl_ms = 0;
+  };
   std::optional<JoinRefusal> refuse_join(std::string_view room, std::string_view client,
                                          const PowSolution* pow, const std::string& user = {},
-                                         const UserProof& proof = {}) const;
+                                         const UserProof& proof = {},
+                                         ClusterSpend* once = nullptr) const;
+  // then(true) if `once` is nothing to spend or its first use in the cluster, else
+  // then(false): the proof was used at another node (or Redis could not say).
+  void spend_once(const ClusterSpend& once, std::function<void(bool)> then) const;
+  static constexpr const char* kPowUsed = "the challenge was already used; fetch a new one";
   // What an invite makes of a join (docs/api.md, "Invites and lanes"): in a room whose
   // join_requires is "invite" one is needed (403 invite_invalid without a valid one); in
   // any room a valid one names the user (its sub, *user: a given one must be the same) and

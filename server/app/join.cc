@@ -155,7 +155,7 @@ const char* pow_problem(PowVerdict v) {
     case PowVerdict::kExpired:
       return "the challenge has expired; fetch a new one";
     case PowVerdict::kUsed:
-      return "the challenge was already used; fetch a new one";
+      return Api::kPowUsed;
     case PowVerdict::kTooEasy:
       return "the challenge is easier than the room now asks; fetch a new one";
     default:
@@ -167,7 +167,7 @@ const char* pow_problem(PowVerdict v) {
 
 std::optional<Api::JoinRefusal> Api::refuse_join(std::string_view room, std::string_view client,
                                                  const PowSolution* pow, const std::string& user,
-                                                 const UserProof& proof) const {
+                                                 const UserProof& proof, ClusterSpend* once) const {
   auto rules = engine_.join_rules(room);
   if (!rules.is_ok()) return std::nullopt;  // the join says why
   // Names are the protected service's to vouch for: with --user-secret, a join that names a
@@ -211,8 +211,17 @@ std::optional<Api::JoinRefusal> Api::refuse_join(std::string_view room, std::str
                          "too many proofs of work in flight in this room; try again soon", 5};
     }
     if (v != PowVerdict::kOk) return JoinRefusal{403, "pow_invalid", pow_problem(v)};
+    if (once != nullptr && engine_.cluster_view() != nullptr) {
+      once->key = "pow:" + std::string(room) + ":" + std::to_string(solved.id);
+      once->ttl_ms = std::max<int64_t>(solved.expiry * 1000 - now_ms(), 0) + 60'000;
+    }
   }
   return std::nullopt;
+}
+
+void Api::spend_once(const ClusterSpend& once, std::function<void(bool)> then) const {
+  if (once.key.empty()) return then(true);
+  engine_.spend(once.key, 1, once.ttl_ms, std::move(then));
 }
 
 ApiResponse Api::challenge_route(std::string_view room) const {
@@ -238,7 +247,8 @@ ApiResponse Api::join_route(std::string_view room, std::string_view body,
   auto b = std::make_shared<JoinBody>();
   if (!read_join_body(*o, b.get(), &err)) return err;
   auto no = invite_terms(room, b->invite, &b->user, &b->lane, &b->proof);
-  if (!no) no = refuse_join(room, client, b->pow ? &*b->pow : nullptr, b->user, b->proof);
+  ClusterSpend once;
+  if (!no) no = refuse_join(room, client, b->pow ? &*b->pow : nullptr, b->user, b->proof, &once);
   if (no) {
     ApiResponse res = error_response(no->status, no->code, no->message);
     if (no->status == 429)
@@ -246,17 +256,20 @@ ApiResponse Api::join_route(std::string_view room, std::string_view body,
     return res;
   }
   return answer_when([&](const Respond& respond) {
-    JoinRequest req{b->user, b->key_hash};
-    req.lane = b->lane;
-    join(room, req, [this, room = std::string(room), b, respond](Result<JoinResult> r) {
-      if (!r.is_ok()) return respond(engine_error(r.status()));
-      if (!r->created && !proves_user(room, b->user, b->proof, r.value())) {
-        return respond(user_in_line());
-      }
-      ApiResponse res;
-      res.status = r->created ? 201 : 200;
-      res.body = status_json(room, r->ticket);
-      respond(std::move(res));
+    spend_once(once, [this, room = std::string(room), b, respond](bool first) {
+      if (!first) return respond(error_response(403, "pow_invalid", kPowUsed));
+      JoinRequest req{b->user, b->key_hash};
+      req.lane = b->lane;
+      join(room, req, [this, room, b, respond](Result<JoinResult> r) {
+        if (!r.is_ok()) return respond(engine_error(r.status()));
+        if (!r->created && !proves_user(room, b->user, b->proof, r.value())) {
+          return respond(user_in_line());
+        }
+        ApiResponse res;
+        res.status = r->created ? 201 : 200;
+        res.body = status_json(room, r->ticket);
+        respond(std::move(res));
+      });
     });
   });
 }

@@ -101,7 +101,8 @@ WsProtocol::Reply WsProtocol::enter(const std::string& given_uid, const UserProo
   UserProof proof = given_proof;
   uint8_t lane = JoinRequest::kLastLane;
   auto no = api_.invite_terms(room_, invite, &uid, &lane, &proof);
-  if (!no) no = api_.refuse_join(room_, client_, pow, uid, proof);
+  Api::ClusterSpend once;
+  if (!no) no = api_.refuse_join(room_, client_, pow, uid, proof, &once);
   if (no) {
     std::string why = std::string(no->code) + ": ";
     why += no->status == 429 ? "too many joins from your address; try again in " +
@@ -112,11 +113,19 @@ WsProtocol::Reply WsProtocol::enter(const std::string& given_uid, const UserProo
   std::optional<KeyHash> key;
   if (proof.key) key = hash_key(*proof.key);
   Reply r;
-  r.later = [api = &api_, room = room_, uid, proof, key, lane](std::function<void(Step)> resume) {
-    JoinRequest req{uid, key};
-    req.lane = lane;
-    api->join(room, req, [uid, proof, resume = std::move(resume)](Result<JoinResult> j) {
-      resume([j = std::move(j), uid, proof](WsProtocol& p) { return p.entered(j, uid, proof); });
+  r.later = [api = &api_, room = room_, uid, proof, key, lane,
+             once = std::move(once)](const std::function<void(Step)>& resume) {
+    api->spend_once(once, [api, room, uid, proof, key, lane, resume](bool first) {
+      if (!first) {
+        return resume([](WsProtocol&) {
+          return std::vector<std::string>{error(std::string("pow_invalid: ") + Api::kPowUsed)};
+        });
+      }
+      JoinRequest req{uid, key};
+      req.lane = lane;
+      api->join(room, req, [uid, proof, resume](Result<JoinResult> j) {
+        resume([j = std::move(j), uid, proof](WsProtocol& p) { return p.entered(j, uid, proof); });
+      });
     });
   };
   return r;

@@ -105,7 +105,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: anteroom_sale=$token" 
 pass "a token issued by one node is verified and gated by another"
 
 # 2b. Proof of work and a bound admission across nodes: n2's challenge solved and spent at
-# n3 (once), the key-bound token refused at n2 without its key and taken with it.
+# n3, once for the whole cluster (refused after at n3 and at n2), the key-bound token refused at n2 without its key and taken with it.
 curl -sf -X PUT -H "Authorization: Bearer $ADMIN" "127.0.0.1:$P2/v1/rooms/guard" \
   -d '{"pow_difficulty":8}' >/dev/null || fail "guard room not created"
 python3 - "$P2" "$P3" "$ADMIN" <<'PY' || fail "proof of work or binding across nodes"
@@ -129,12 +129,14 @@ st, s = call(p3, "POST", "/v1/rooms/guard/tickets", body)
 assert st == 201 and s["status"] == "ALLOWED", (st, s)
 st, again = call(p3, "POST", "/v1/rooms/guard/tickets", body)
 assert st == 403 and again["error"]["code"] == "pow_invalid", (st, again)
+st, again = call(p2, "POST", "/v1/rooms/guard/tickets", body)  # n2 never saw it spent
+assert st == 403 and again["error"]["code"] == "pow_invalid", (st, again)
 st, r = call(p2, "POST", "/v1/rooms/guard/verify", {"token": s["token"]}, auth=True)
 assert st == 401, (st, r)
 st, r = call(p2, "POST", "/v1/rooms/guard/verify", {"token": s["token"], "key": key}, auth=True)
 assert st == 200 and r["status"] == "ACTIVE", (st, r)
 PY
-pass "n2's proof-of-work challenge is spent once at n3; n3's key-bound token counts at n2 only with its key"
+pass "n2's proof-of-work challenge is spent once in the cluster (at n3, then refused at n3 and n2); n3's key-bound token counts at n2 only with its key"
 
 # 2c. The operator's dashboard on any node: n3's stream lists the rooms with the counts n2
 # has, and n3 keeps the room's history.
