@@ -15,8 +15,9 @@ using codec::zigzag;
 
 constexpr uint64_t kVersion = 2;
 constexpr uint64_t kOldestVersion = 1;  // snapshots before events (no draw)
-// Snapshots: 3 adds each ticket's lane and probation, and the lanes' last turn.
-constexpr uint64_t kSnapshotVersion = 3;
+// Snapshots: 3 adds each ticket's lane and probation, and the lanes' last turn; 4 adds the
+// ended tickets whose memory the room still holds (LEFT and EXPIRED states).
+constexpr uint64_t kSnapshotVersion = 4;
 constexpr uint64_t kMaxReason = static_cast<uint64_t>(EndReason::kCleared);
 
 void put_key(std::string* out, const std::optional<KeyHash>& key) {
@@ -156,8 +157,8 @@ Result<Snapshot> decode_snapshot(std::string_view bytes) {
         !in.number(&t.tag[2]) || !in.string(&t.user) || !read_key(in, &t.key_hash) ||
         !in.number(&state) || !in.number(&reason) || !in.signed_number(&t.admitted_at_ms) ||
         !in.signed_number(&t.seen_at_ms) || state < static_cast<uint8_t>(TicketState::kWaiting) ||
-        state > static_cast<uint8_t>(TicketState::kActive) || reason > kMaxReason ||
-        (i > 0 && delta == 0) || (!t.user.empty() && !valid_user(t.user)) ||
+        state > static_cast<uint8_t>(version >= 4 ? TicketState::kExpired : TicketState::kActive) ||
+        reason > kMaxReason || (i > 0 && delta == 0) || (!t.user.empty() && !valid_user(t.user)) ||
         (version >= 3 &&
          (!in.number(&t.lane) || t.lane > JoinRequest::kLastLane || !in.number(&t.probation_s) ||
           t.probation_s > JoinRequest::kMaxProbation))) {

@@ -4,9 +4,10 @@
 // proposing node's name, its batch number, the proposer's wall clock in ms, and its ops in
 // the bytes the log uses too (engine/op_codec.h: types 1-10; a log's forms, which name
 // tickets, are refused as damage).
-// A snapshot (anteroom:{ROOM}:snap): version 1, the record number and stream id it covers,
-// then the room image: configuration, time origin, next seq, counters, and every live
-// ticket (seq difference, tag, user, flags and key, state, reason, admitted and seen times).
+// A snapshot (anteroom:{ROOM}:snap): its version (1-4), the record number and stream id it
+// covers, then the room image: configuration, time origin, next seq, counters, and every
+// live ticket, and from version 4 every ended one the room still holds (seq difference,
+// tag, user, flags and key, state, reason, admitted and seen times, lane, probation).
 // Numbers are varints (engine/codec.h); times and differences that can be negative zigzag.
 #pragma once
 

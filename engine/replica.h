@@ -49,7 +49,7 @@ struct RoomImage {
   int64_t epoch_ms = 0;                 // the room's time origin (ticks count from it)
   uint64_t next_seq = 0;                // the seq the next join gets
   RoomCounters counters;                // the totals (waiting and active follow from the tickets)
-  std::vector<RestoredTicket> tickets;  // live ones, ascending seq, seen_at_ms set
+  std::vector<RestoredTicket> tickets;  // live ones and the ended ones held, by seq, times set
   std::optional<DrawInfo> draw;         // the room's last draw, if any
   LaneSchedule::Turn lanes_turn;        // a room with lanes: the last turn taken
 };

@@ -57,7 +57,10 @@ class Room {
   Result<TicketView> leave(std::string_view id);
   Result<TicketDetail> activate(std::string_view id);
   Result<TicketDetail> describe(std::string_view id) const;
-  std::vector<RestoredTicket> export_live() const;
+  // The live tickets (WAITING, ALLOWED, ACTIVE) in seq order; `with_ended`: also the ended
+  // ones whose memory is still held (their segment has a live ticket), so that a room
+  // restored from them answers every ticket as this one does.
+  std::vector<RestoredTicket> export_live(bool with_ended = false) const;
   RoomConfig config() const;
   JoinRules join_rules() const;
   RoomCounters counters() const;
@@ -127,6 +130,7 @@ class Room {
   // With lanes: the last turn taken (a snapshot keeps it), and its inverse on a restore.
   LaneSchedule::Turn lanes_turn() const;
   void restore_lanes_turn(const LaneSchedule::Turn& turn);
+  // export_live(true) with every time as it is: what a cluster's snapshot holds.
   std::vector<RestoredTicket> export_exact() const;
   Status restore_exact(uint64_t next_seq, const RoomCounters& totals,
                        const std::vector<RestoredTicket>& tickets);

@@ -146,7 +146,7 @@ void Room::apply_config(int64_t at_ms, const RoomConfig& config) {
 }
 
 std::vector<RestoredTicket> Room::export_exact() const {
-  std::vector<RestoredTicket> out = export_live();
+  std::vector<RestoredTicket> out = export_live(true);
   for (RestoredTicket& t : out) {
     const Slot* s = line_.find(t.seq);
     t.seen_at_ms =

@@ -255,7 +255,7 @@ TicketView Room::leave_slot(uint64_t seq, Slot& s, std::string_view id) {
   return view_of(seq, s, packed, id);
 }
 
-std::vector<RestoredTicket> Room::export_live() const {
+std::vector<RestoredTicket> Room::export_live(bool with_ended) const {
   std::vector<RestoredTicket> out;
   const uint64_t end = line_.claimed();
   // Tickets below the cursor that still hold a slot come from the holders' side of the
@@ -268,7 +268,7 @@ std::vector<RestoredTicket> Room::export_live() const {
     while ((s = line_.find(seq)) == nullptr || (packed = load_state(*s)) == 0) {
       std::this_thread::yield();
     }
-    if (!is_live(state_of(packed))) continue;
+    if (!with_ended && !is_live(state_of(packed))) continue;
     RestoredTicket t;
     t.seq = seq;
     t.tag = {s->tag[0], s->tag[1], s->tag[2]};

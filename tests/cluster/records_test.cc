@@ -124,6 +124,10 @@ Snapshot sample_snapshot() {
     t.tag = {1, 2, static_cast<uint32_t>(seq)};
     t.user = seq == 5 ? "bob" : "";
     t.state = seq == 2 ? TicketState::kAllowed : TicketState::kWaiting;
+    if (seq == 9) {  // ended, its memory still held: version 4 keeps it
+      t.state = TicketState::kExpired;
+      t.reason = EndReason::kAbandoned;
+    }
     t.admitted_at_ms = seq == 2 ? 1000 : 0;
     t.seen_at_ms = 500 + static_cast<int64_t>(seq);
     t.lane = static_cast<uint8_t>(seq % 3);
@@ -168,6 +172,7 @@ TEST(Records, ASnapshotReadsBackAsWritten) {
     EXPECT_EQ(a.tag, b.tag);
     EXPECT_EQ(a.user, b.user);
     EXPECT_EQ(a.state, b.state);
+    EXPECT_EQ(a.reason, b.reason);
     EXPECT_EQ(a.admitted_at_ms, b.admitted_at_ms);
     EXPECT_EQ(a.seen_at_ms, b.seen_at_ms);
     EXPECT_EQ(a.lane, b.lane);
@@ -185,6 +190,9 @@ TEST(Records, ASnapshotWithImpossibleContentIsRefused) {
   EXPECT_TRUE(refused(s));
   s = sample_snapshot();
   s.image.tickets[0].state = static_cast<TicketState>(0);  // unpublished: never live
+  EXPECT_TRUE(refused(s));
+  s = sample_snapshot();
+  s.image.tickets[0].state = static_cast<TicketState>(6);  // no such state
   EXPECT_TRUE(refused(s));
   s = sample_snapshot();
   s.image.tickets[0].user = std::string("a\x01", 2);  // a control character
