@@ -44,9 +44,10 @@ struct ClusterOptions {
   int64_t start_timeout_ms = 10'000;      // Redis must answer within this at start
 };
 
-class ClusterEngine : public Engine, public ClusterView {
+class ClusterEngine : public Engine, public ClusterView, public ClusterControl {
  public:
   const ClusterView* cluster_view() const final { return this; }
+  ClusterControl* cluster_control() final { return this; }
   // For tests: returns once this node has proposed what it holds back (visitors seen, due
   // decisions of the rooms it decides for) and applied every record Redis held when called.
   virtual void settle() = 0;

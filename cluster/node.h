@@ -75,6 +75,8 @@ class Node final : public ClusterEngine {
   const Clock& clock() const override;
   Status health() const override;
   ClusterInfo cluster_info() const override;  // ClusterView
+  // ClusterControl (node_reseed.cc).
+  void reseed(std::function<void(Result<std::vector<Reseeded>>)> then) override;
 
   // Engine: writes as records.
   void join_async(std::string_view room, const JoinRequest& request,
@@ -123,6 +125,7 @@ class Node final : public ClusterEngine {
     bool reloaded_for_gap = false;  // reloaded for a gap; a second gap: broken
     bool broken = false;            // a gap the snapshot does not cover: not applied until reloaded
     bool warned_lost = false;       // Redis numbered records anew: said once
+    bool lost = false;  // Redis lost the room (append.lua said LOST): writes wait for a re-seed
     std::vector<std::function<void()>> caught_up;  // after the next whole fetch
     std::vector<Op> queue;                         // proposed, not yet appended
     std::vector<Done> queue_done;
@@ -179,6 +182,10 @@ class Node final : public ClusterEngine {
   void fetch(const std::string& room);
   void apply_entries(const std::string& room, const RedisReply& entries);
   bool apply_entry(const std::string& room, Room& r, const RedisReply& entry);
+
+  // node_reseed.cc
+  void lost_room(const std::string& room, Room& r, const std::string& why);
+  void reseed_room(const std::string& room, std::function<void(Reseeded)> then);
 
   // node_decider.cc
   void tick();

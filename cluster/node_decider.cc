@@ -15,6 +15,7 @@ namespace anteroom::cluster {
 std::string room_log_key(std::string_view room);
 std::string room_owner_key(std::string_view room);
 std::string room_snap_key(std::string_view room);
+std::string room_n_key(std::string_view room);
 
 namespace {
 
@@ -215,16 +216,25 @@ void Node::report() {
   json::object self;
   const int64_t wall = WallClock().now_ms();
   self["heartbeat_ms"] = wall;
-  json::array leases;
+  json::array leases, lost;
   json::object applied;
   for (auto& [room, r] : rooms_) {
     if (r.lease_until > now) leases.emplace_back(room);
     if (r.last_n > 0) {
       applied[room] = json::array{json::value(r.last_id), json::value(r.last_n)};
     }
+    if (r.lost) {
+      lost.emplace_back(room);
+      // Re-seeded by another node: writes go again (the next record clears it too).
+      cmd_->command({"EXISTS", room_n_key(room)},
+                    [this, name = room, cmd = cmd_](const RedisReply& x) {
+                      if (cmd == cmd_ && x.integer == 1) rooms_[name].lost = false;
+                    });
+    }
   }
   self["leases"] = std::move(leases);
   self["applied"] = std::move(applied);
+  self["lost"] = std::move(lost);
   cmd_->command({"HSET", kNodes, name_, json::serialize(self)}, [](const RedisReply&) {});
   cmd_->command({"HGETALL", kNodes}, [this, wall, cmd = cmd_](const RedisReply& reply) {
     if (cmd != cmd_ || !reply.is_array()) return;
@@ -256,6 +266,11 @@ void Node::report() {
           if (!arr[0].is_string() || !arr[1].is_number()) continue;
           n.applied.push_back(
               {std::string(room), std::string(arr[0].as_string()), arr[1].to_number<uint64_t>()});
+        }
+      }
+      if (const auto* l = o.if_contains("lost"); l && l->is_array()) {
+        for (const auto& x : l->as_array()) {
+          if (x.is_string()) n.lost.emplace_back(x.as_string());
         }
       }
       info.nodes.push_back(std::move(n));

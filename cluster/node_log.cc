@@ -47,6 +47,7 @@ bool stream_id_after(std::string_view a, std::string_view b) {
 std::string room_log_key(std::string_view room) { return log_key(room); }
 std::string room_owner_key(std::string_view room) { return owner_key(room); }
 std::string room_snap_key(std::string_view room) { return snap_key(room); }
+std::string room_n_key(std::string_view room) { return n_key(room); }
 
 void Node::propose(const std::string& room, Op op, Done done) {
   Room& r = rooms_[room];
@@ -87,27 +88,36 @@ void Node::append(const std::string& room, std::vector<Op> ops, std::vector<Done
   batch.since = Steady::now();
   batch.kind = kind;
   const bool decision = kind == Kind::kDecision;
-  cmd_->command({"EVALSHA", append_sha_, "3", n_key(room), log_key(room), owner_key(room), bytes,
-                 decision ? name_ : std::string(), room, origin_},
-                [this, id, room, kind, cmd = cmd_](const RedisReply& reply) {
-                  if (cmd != cmd_) return;
-                  if (kind == Kind::kClient) rooms_[room].appending = false;
-                  if (reply.is_error()) {
-                    if (reply.str.starts_with("NOSCRIPT")) {  // flushed: load it everywhere again
-                      cmd_->close("Redis forgot the append script");
-                    }
-                    fail_batch(id, Status(Code::kUnavailable,
-                                          "the record could not be stored: " + reply.str));
-                  } else {
-                    if (auto b = batches_.find(id);
-                        b != batches_.end() && reply.is_array() && !reply.elements.empty()) {
-                      b->second.stored = true;
-                      b->second.stream_id = reply.elements[0].str;
-                    }
-                    fetch(room);  // the answer waits for this node to apply its record
-                  }
-                  if (kind == Kind::kClient) kick(room);
-                });
+  cmd_->command(
+      {"EVALSHA", append_sha_, "3", n_key(room), log_key(room), owner_key(room), bytes,
+       decision ? name_ : std::string(), room, origin_, std::to_string(rooms_[room].last_n)},
+      [this, id, room, kind, cmd = cmd_](const RedisReply& reply) {
+        if (cmd != cmd_) return;
+        if (kind == Kind::kClient) rooms_[room].appending = false;
+        if (reply.is_error()) {
+          if (reply.str.starts_with("NOSCRIPT")) {  // flushed: load it everywhere again
+            cmd_->close("Redis forgot the append script");
+          }
+          if (reply.str.starts_with("LOST")) {
+            lost_room(room, rooms_[room], reply.str);
+            fail_batch(id, Status(Code::kUnavailable,
+                                  "Redis lost this room's records (it restarted "
+                                  "without its data); writes wait until an operator "
+                                  "re-seeds it: POST /v1/cluster/reseed"));
+          } else {
+            fail_batch(id,
+                       Status(Code::kUnavailable, "the record could not be stored: " + reply.str));
+          }
+        } else {
+          if (auto b = batches_.find(id);
+              b != batches_.end() && reply.is_array() && !reply.elements.empty()) {
+            b->second.stored = true;
+            b->second.stream_id = reply.elements[0].str;
+          }
+          fetch(room);  // the answer waits for this node to apply its record
+        }
+        if (kind == Kind::kClient) kick(room);
+      });
   if (options_.redis_wait > 0) {
     // Bounded well under the connection's timeout, so that a slow replica fails the write,
     // not the connection.
@@ -287,6 +297,7 @@ bool Node::apply_entry(const std::string& room, Room& r, const RedisReply& entry
     return false;
   }
   r.reloaded_for_gap = false;
+  r.lost = false;  // re-seeded: records come again
   r.last_n = n;
   r.last_id = id;
   if (bytes == nullptr) return true;

@@ -125,6 +125,7 @@ class ForwardingEngine : public Engine {
   }
   void snapshot_async(Then<SnapshotInfo> then) override { inner_->snapshot_async(std::move(then)); }
   const ClusterView* cluster_view() const override { return inner_->cluster_view(); }
+  ClusterControl* cluster_control() override { return inner_->cluster_control(); }
 
  protected:
   Engine& inner() const { return *inner_; }

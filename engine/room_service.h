@@ -18,6 +18,7 @@
 namespace anteroom {
 
 class ClusterView;
+class ClusterControl;
 
 class RoomService {
  public:
@@ -60,6 +61,7 @@ class RoomService {
   virtual Status health() const { return Status::ok(); }
   // A cluster node's view of its cluster (cluster_view.h); null for a lone engine.
   virtual const ClusterView* cluster_view() const { return nullptr; }
+  virtual ClusterControl* cluster_control() { return nullptr; }
   // Moves whenever a room is made, changed or removed, here or (a cluster node) anywhere:
   // what the server keeps of the rooms' configurations is good while it stays.
   virtual uint64_t config_version() const = 0;

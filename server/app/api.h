@@ -307,6 +307,7 @@ class Api {
   ApiResponse verify_route(std::string_view room, std::string_view body) const;
   ApiResponse snapshot_route() const;
   ApiResponse cluster_route() const;
+  ApiResponse reseed_route() const;
   ApiResponse metrics_route() const;
   ApiResponse dashboard_stream_route() const;
   ApiResponse room_history_route(std::string_view room) const;

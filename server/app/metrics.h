@@ -36,6 +36,7 @@ enum class Route : uint8_t {
   kSnapshot,
   kCookie,
   kCluster,
+  kClusterReseed,
   kEvent,
   kDraw,
   kPage,

@@ -128,6 +128,8 @@ struct RouteTable {
        [](A a, C) { return a.snapshot_route(); }},
       {kGet | kHead, "/v1/cluster", Route::kCluster, "cluster", kO, false, false, kAdmin,
        [](A a, C) { return a.cluster_route(); }},
+      {kPost, "/v1/cluster/reseed", Route::kClusterReseed, "cluster_reseed", kO, false, false,
+       kAdmin, [](A a, C) { return a.reseed_route(); }},
       {kGet, "/v1/rooms", Route::kListRooms, "list_rooms", kO, false, false, kAdmin,
        [](A a, C) { return a.list_rooms(); }},
       {kGet, "/v1/rooms/{room}", Route::kGetRoom, "get_room", kO, false, false, kAdmin,

@@ -175,6 +175,9 @@ ApiResponse Api::cluster_route() const {
       applied[a.room] = json::object{{"stream_id", a.stream_id}, {"records", a.records}};
     }
     o["applied"] = std::move(applied);
+    json::array lost;
+    for (const std::string& r : n.lost) lost.emplace_back(r);
+    o["lost"] = std::move(lost);
     nodes.push_back(std::move(o));
   }
   json::object out;
@@ -184,6 +187,28 @@ ApiResponse Api::cluster_route() const {
   ApiResponse res;
   res.body = json::serialize(out);
   return res;
+}
+
+ApiResponse Api::reseed_route() const {
+  ClusterControl* control = engine_.cluster_control();
+  if (control == nullptr) {
+    return error_response(404, "not_clustered", "this server runs alone (start it with --cluster)");
+  }
+  return answer_when([control](const Respond& respond) {
+    control->reseed([respond](const Result<std::vector<Reseeded>>& done) {
+      if (!done.is_ok()) return respond(engine_error(done.status()));
+      json::object rooms;
+      for (const Reseeded& r : done.value()) {
+        static constexpr const char* kWhat[] = {"reseeded", "intact", "refused"};
+        json::object o{{"result", kWhat[static_cast<size_t>(r.what)]}, {"records", r.records}};
+        if (!r.why.empty()) o["why"] = r.why;
+        rooms[r.room] = std::move(o);
+      }
+      ApiResponse res;
+      res.body = json::serialize(json::object{{"rooms", std::move(rooms)}});
+      respond(std::move(res));
+    });
+  });
 }
 
 ApiResponse Api::snapshot_route() const {

@@ -166,6 +166,26 @@ assert hist.status == 200 and json.loads(hist.read())["unix_ms"], hist.status
 PY
 pass "the dashboard's stream and history on n3 agree with n2"
 
+# 2d. The operator's re-seed over HTTP: with Redis holding every room, each room of n3's copy
+# is "intact" and nothing changes; without the admin key, 401.
+python3 - "$P3" "$ADMIN" <<'PY' || fail "POST /v1/cluster/reseed"
+import http.client, json, sys
+p3, admin = int(sys.argv[1]), sys.argv[2]
+c = http.client.HTTPConnection("127.0.0.1", p3, timeout=10)
+c.request("POST", "/v1/cluster/reseed", body="", headers={"Authorization": "Bearer " + admin})
+r = c.getresponse(); body = json.loads(r.read())
+assert r.status == 200, (r.status, body)
+rooms = body["rooms"]
+assert {"sale", "guard"} <= set(rooms) and all(v["result"] == "intact" for v in rooms.values()), rooms
+c.request("POST", "/v1/cluster/reseed", body="")
+r = c.getresponse(); r.read()
+assert r.status == 401, r.status
+c.request("GET", "/v1/cluster", headers={"Authorization": "Bearer " + admin})
+nodes = json.loads(c.getresponse().read())["nodes"]
+assert nodes and all(n["lost"] == [] for n in nodes), nodes
+PY
+pass "POST /v1/cluster/reseed on a whole cluster: every room intact; the key is needed"
+
 # 3. Another secret: refused.
 node n4 "another-secret-of-at-least-32-bytes-long"
 n4=$!

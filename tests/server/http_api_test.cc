@@ -309,5 +309,18 @@ TEST(HttpSnapshot, AdminRouteCompactsTheLogOrSaysPersistenceIsOff) {
   EXPECT_EQ(c.admin("GET", "/v1/admin/snapshot").status, 405u);
 }
 
+TEST(HttpCluster, ALoneServerSaysItIsNotClustered) {
+  TestServer alone;
+  HttpClient c(alone.port());
+  EXPECT_EQ(c.request("POST", "/v1/cluster/reseed").status, 401u);
+  for (const char* path : {"/v1/cluster", "/v1/cluster/reseed"}) {
+    Reply r = c.admin(std::string(path) == "/v1/cluster" ? "GET" : "POST", path);
+    EXPECT_EQ(r.status, 404u) << path;
+    EXPECT_EQ(field(boost::json::serialize(boost::json::parse(r.body).at("error")), "code"),
+              "not_clustered")
+        << path;
+  }
+}
+
 }  // namespace
 }  // namespace anteroom::testing
