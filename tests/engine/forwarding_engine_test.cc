@@ -112,10 +112,14 @@ class RecordingEngine final : public Engine {
   }
   void snapshot_async(Then<SnapshotInfo> then) override { then(note("snapshot_async")); }
   const ClusterView* cluster_view() const override { return note("cluster_view"), &view; }
+  ClusterControl* cluster_control() override { return note("cluster_control"), &control; }
 
   struct View final : ClusterView {
     ClusterInfo cluster_info() const override { return {}; }
   } view;
+  struct Control final : ClusterControl {
+    void reseed(std::function<void(Result<std::vector<Reseeded>>)>) override {}
+  } control;
 
  private:
   Status note(const char* name) const {
@@ -185,6 +189,7 @@ std::vector<Row> every_call() {
       {"when_caught_up", [](Engine& e) { EXPECT_TRUE(e.when_caught_up("r", "t", [] {})); }},
       {"snapshot_async", [](Engine& e) { e.snapshot_async(ignore); }},
       {"cluster_view", [](Engine& e) { EXPECT_NE(e.cluster_view(), nullptr); }},
+      {"cluster_control", [](Engine& e) { EXPECT_NE(e.cluster_control(), nullptr); }},
   };
 }
 
