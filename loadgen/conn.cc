@@ -193,6 +193,11 @@ net::awaitable<Fail> Conn::read_response(HttpResponse* out) {
   set_cookie_ = res[http::field::set_cookie];
   content_type_ = res[http::field::content_type];
   out->status = static_cast<int>(res.result_int());
+  out->limit.reset();
+  if (out->status == 503) {
+    const ErrorKind k = answer_error(503, res["X-Anteroom-Limit"]);
+    if (k != ErrorKind::k5xx) out->limit = k;
+  }
   out->body = body_;
   out->location = location_;
   out->set_cookie = set_cookie_;
@@ -243,6 +248,16 @@ net::awaitable<Fail> Conn::reopen() {
   Fail f = co_await connect(to_, from_);
   arm();  // connect() spent the deadline it was given; the request gets its own
   co_return f;
+}
+
+ErrorKind answer_error(unsigned status, std::string_view limit_header) {
+  if (status == 503 && limit_header == "max-connections-per-address") {
+    return ErrorKind::kLimitAddress;
+  }
+  if (status == 503 && limit_header == "max-connections") return ErrorKind::kLimitConnections;
+  if (status >= 500) return ErrorKind::k5xx;
+  if (status >= 400) return ErrorKind::k4xx;
+  return ErrorKind::kProtocol;
 }
 
 }  // namespace anteroom::loadgen

@@ -54,7 +54,12 @@ struct HttpResponse {
   std::string_view location;    // a redirect's
   std::string_view set_cookie;  // the first Set-Cookie, whole
   std::string_view content_type;
+  // A 503 at a server's connection limit (X-Anteroom-Limit): which; otherwise nothing.
+  std::optional<ErrorKind> limit;
 };
+// The error an HTTP answer of `status` is where another was wanted: a server's connection
+// limit if X-Anteroom-Limit (`limit_header`) names one, else by class (4xx, 5xx).
+ErrorKind answer_error(unsigned status, std::string_view limit_header);
 
 class Conn {
  public:

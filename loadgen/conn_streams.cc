@@ -25,7 +25,12 @@ net::awaitable<Fail> Conn::sse_open(std::string_view request, int* status) {
   if (Fail f = co_await ConnParse::feed(*this, p, true)) co_return f;
   *status = static_cast<int>(p.get().result_int());
   if (*status != 200) {
+    const ErrorKind limit = answer_error(*status, p.get()["X-Anteroom-Limit"]);
     if (Fail f = co_await ConnParse::feed(*this, p, false)) co_return f;
+    if (limit == ErrorKind::kLimitAddress || limit == ErrorKind::kLimitConnections) {
+      deadline_ = 0;
+      co_return limit;  // a connection limit: the caller says which
+    }
   }
   deadline_ = 0;
   co_return std::nullopt;
@@ -82,7 +87,10 @@ net::awaitable<Fail> Conn::ws_open(std::string_view host, std::string_view path)
   http::response_parser<http::empty_body> p;  // a 101's head; the frames follow
   if (Fail f = co_await ConnParse::feed(*this, p, true)) co_return f;
   const unsigned status = p.get().result_int();
-  if (status != 101) co_return status >= 500 ? ErrorKind::k5xx : ErrorKind::k4xx;
+  if (status != 101) {
+    const ErrorKind k = answer_error(status, p.get()["X-Anteroom-Limit"]);
+    co_return k == ErrorKind::kProtocol ? ErrorKind::k4xx : k;
+  }
   if (p.get()[http::field::sec_websocket_accept] != ws_accept_for(key)) {
     co_return ErrorKind::kProtocol;
   }

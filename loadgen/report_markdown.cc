@@ -73,6 +73,12 @@ void phase_section(const Phase& ph, std::string& out) {
               std::to_string(ph.errors[k]);
   }
   out += "- Errors: " + (errors.empty() ? std::string("none") : errors) + "\n";
+  for (int k = 0; k < kErrorKinds; ++k) {
+    const char* advice = error_kind_advice(static_cast<ErrorKind>(k));
+    if (ph.errors[k] != 0 && advice != nullptr) {
+      out += "  - " + std::to_string(ph.errors[k]) + " " + advice + "\n";
+    }
+  }
   out += "- Max open sessions: " + std::to_string(ph.max_open_sessions) + "\n";
   const Histogram& tta = ph.time_to_admission;
   if (tta.count() > 0) {

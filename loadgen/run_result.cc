@@ -16,8 +16,27 @@ const char* error_kind_name(ErrorKind kind) {
       return "protocol";
     case ErrorKind::kClosed:
       return "closed";
+    case ErrorKind::kLimitAddress:
+      return "limit_per_address";
+    case ErrorKind::kLimitConnections:
+      return "limit_connections";
   }
   return "unknown";
+}
+
+const char* error_kind_advice(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kLimitAddress:
+      return "the server refused connections at its per-address limit: raise its "
+             "--max-connections-per-address, or spread the load over more source addresses "
+             "(--sources N, 127.0.0.x)";
+    case ErrorKind::kLimitConnections:
+      return "the server refused connections at its connection limit: raise its "
+             "--max-connections (the open-file limit bounds it), or spread the load over more "
+             "server processes or nodes (--target A,B,...)";
+    default:
+      return nullptr;
+  }
 }
 
 const char* request_kind_name(RequestKind kind) {

@@ -20,9 +20,14 @@ enum class ErrorKind : uint8_t {
   k5xx,       // an HTTP 5xx answer (503 overload included)
   kProtocol,  // an answer that is not what the protocol says (bad HTTP, JSON, frame)
   kClosed,    // the server closed a connection or stream before the visit was over
+  // A 503 at one of the server's connection limits (its X-Anteroom-Limit header says which):
+  kLimitAddress,      // --max-connections-per-address: too many from one source address
+  kLimitConnections,  // --max-connections: too many open in all
 };
-inline constexpr int kErrorKinds = 6;
+inline constexpr int kErrorKinds = 8;
 const char* error_kind_name(ErrorKind kind);  // "connect", "timeout", "4xx", ...
+// What to do about an error of this kind, or nullptr when there is nothing to say.
+const char* error_kind_advice(ErrorKind kind);
 
 // What a request was for; each has its own latency histogram.
 enum class RequestKind : uint8_t {

@@ -81,11 +81,8 @@ net::awaitable<void> sleep_until(net::steady_timer& timer, int64_t at_us) {
   co_await timer.async_wait(kTok);
 }
 
-ErrorKind http_error(int status) {
-  if (status >= 500) return ErrorKind::k5xx;
-  if (status >= 400) return ErrorKind::k4xx;
-  return ErrorKind::kProtocol;
-}
+ErrorKind http_error(int status) { return answer_error(static_cast<unsigned>(status), {}); }
+ErrorKind http_error(const HttpResponse& r) { return r.limit ? *r.limit : http_error(r.status); }
 
 bool holds_slot(const std::string& s) { return s == "ALLOWED" || s == "ACTIVE"; }
 
@@ -213,7 +210,7 @@ net::awaitable<bool> Visitor::call(Conn& c, const std::string& req, RequestKind 
   int64_t done = now_us();
   last_status_ = resp.status;
   if (resp.status != want && !(want == 201 && resp.status == 200)) {
-    fail(http_error(resp.status));
+    fail(http_error(resp));
     co_return false;
   }
   if (m != nullptr && (!parse_message(resp.body, m) || (m->status.empty() && m->type.empty()))) {
@@ -325,7 +322,7 @@ net::awaitable<void> closed_loop(ThreadCtx& t, uint64_t index, int64_t end_us) {
       if (f) {
         t.rec.error(*f, done);
       } else if (resp.status >= 400) {
-        t.rec.error(http_error(resp.status), done);
+        t.rec.error(http_error(resp), done);
       } else {
         t.request(RequestKind::kFixed, sent, done);
       }

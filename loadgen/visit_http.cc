@@ -57,7 +57,7 @@ net::awaitable<bool> Visitor::prove_work(std::string* field) {
   }
   last_status_ = resp.status;
   if (resp.status != 200) {
-    fail(http_error(resp.status));
+    fail(http_error(resp));
     co_return false;
   }
   PowChallengeText c;

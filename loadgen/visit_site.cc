@@ -101,7 +101,7 @@ net::awaitable<bool> Visitor::wait_as_page() {
     co_return false;
   }
   if (res.status != 204 || res.set_cookie.empty()) {
-    fail(http_error(res.status));
+    fail(http_error(res));
     co_return false;
   }
   t_.request(RequestKind::kUse, asked, now_us());
@@ -125,7 +125,7 @@ net::awaitable<void> Visitor::run_site() {
       path = cfg_.site_page;  // the page sends the visitor back where it came from
       continue;
     }
-    if (res.status != 200) co_return fail(http_error(res.status));
+    if (res.status != 200) co_return fail(http_error(res));
     break;  // the origin's page
   }
   // Admitted: time from arrival to the origin's page.
@@ -135,11 +135,11 @@ net::awaitable<void> Visitor::run_site() {
   t_.live.admitted.fetch_add(1, std::memory_order_relaxed);
   for (const std::string& asset : cfg_.site_assets) {
     if (!co_await site_get(asset, false, false, &res)) co_return;
-    if (res.status != 200) co_return fail(http_error(res.status));
+    if (res.status != 200) co_return fail(http_error(res));
   }
   if (!cfg_.site_xhr.empty()) {
     if (!co_await site_get(cfg_.site_xhr, false, true, &res)) co_return;
-    if (res.status != 200) co_return fail(http_error(res.status));
+    if (res.status != 200) co_return fail(http_error(res));
   }
   end(Outcome::kServed);
 }

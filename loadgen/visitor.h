@@ -16,7 +16,8 @@ namespace anteroom::loadgen {
 net::awaitable<void> sleep_until(net::steady_timer& timer, int64_t at_us);
 // The error an unexpected HTTP status counts as.
 ErrorKind http_error(int status);
-bool holds_slot(const std::string& s);  // ALLOWED or ACTIVE
+ErrorKind http_error(const HttpResponse& r);  // a connection limit's kind if it names one
+bool holds_slot(const std::string& s);        // ALLOWED or ACTIVE
 
 class Visitor {
  public:

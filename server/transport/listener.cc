@@ -89,11 +89,11 @@ void Listener::on_accept(beast::error_code ec, tcp::socket s) {
       !ctx_.proxies.empty() && ctx_.proxies.contains(s.remote_endpoint(ec).address());
   // A proxy's connections carry many visitors: no per-address limit for it.
   const uint32_t per_address = proxy ? UINT32_MAX : ctx_.options.max_connections_per_address;
-  if (open > static_cast<int64_t>(ctx_.options.max_connections) ||
-      !ctx_.addresses.try_add(address, per_address)) {
+  const bool over_total = open > static_cast<int64_t>(ctx_.options.max_connections);
+  if (over_total || !ctx_.addresses.try_add(address, per_address)) {
     ctx_.connections.fetch_sub(1, std::memory_order_relaxed);
     ctx_.metrics.refused_connection();
-    refuse_connection(std::move(s));
+    refuse_connection(std::move(s), !over_total);
   } else {
     const bool in_reserve =
         open > static_cast<int64_t>(ctx_.options.max_connections - ctx_.options.operator_reserve);

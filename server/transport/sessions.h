@@ -38,7 +38,9 @@ inline constexpr std::string_view kDashboardStreams = "#dashboards";
 void run_ws_session(beast::tcp_stream stream, ServerContext& ctx, ConnectionSlot slot,
                     http::request<http::string_body> upgrade, std::string room);
 
-// Writes a fixed 503 and closes: the answer past --max-connections.
-void refuse_connection(tcp::socket socket);
+// Writes a fixed 503 and closes: the answer past --max-connections (`per_address` false) or
+// --max-connections-per-address. Its X-Anteroom-Limit header names the flag that raises the
+// limit it met, so that a load generator can say which (docs/api.md).
+void refuse_connection(tcp::socket socket, bool per_address);
 
 }  // namespace anteroom
