@@ -65,7 +65,7 @@ closed:   --connections N (100)  --duration S (10)
 Machinery:
   --threads N      per process (default: cores)      --timeout S   per request (30)
   --processes N    default: one per 18,000 sessions  --sources N   127.0.0.x source addresses
-                                                      (default: one per 25,000 sessions)
+                                                      (default: one per 900 sessions)
   --out PREFIX     writes PREFIX.json, PREFIX.md, PREFIX.html
                    (default results/runs/<scenario>-<users>-<transport>)
   --seed N  --quiet

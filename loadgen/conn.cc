@@ -69,7 +69,6 @@ Conn::Conn(net::io_context& io, Watchdog& watchdog, std::atomic<int64_t>* open_g
   next_ = watchdog_.head_;
   if (next_ != nullptr) next_->prev_ = this;
   watchdog_.head_ = this;
-  buf_.resize(size_t{16} * 1024);
   mask_state_ ^= static_cast<uint32_t>(reinterpret_cast<uintptr_t>(this) >> 4);
 }
 
@@ -147,12 +146,35 @@ net::awaitable<Fail> Conn::fill() {
   if (timed_out_) co_return ErrorKind::kTimeout;
   if (!sock_.is_open()) co_return ErrorKind::kClosed;
   compact();
-  if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
+  if (end_ == buf_.size()) buf_.resize(std::max(buf_.size() * 2, kFirstBuffer));
   auto [ec, n] =
       co_await sock_.async_read_some(net::buffer(buf_.data() + end_, buf_.size() - end_), kTok);
   if (ec) co_return map_error(ec);
   end_ += n;
   co_return std::nullopt;
+}
+
+net::awaitable<Fail> Conn::fill_lean() {
+  if (pos_ != end_) co_return co_await fill();  // a message half read keeps its buffer
+  if (timed_out_) co_return ErrorKind::kTimeout;
+  if (!sock_.is_open()) co_return ErrorKind::kClosed;
+  std::vector<char>().swap(buf_);
+  pos_ = end_ = 0;
+  boost::system::error_code ec;
+  sock_.non_blocking(true, ec);  // the read below must not block; async calls are unaffected
+  for (;;) {
+    auto [wec] = co_await sock_.async_wait(tcp::socket::wait_read, kTok);
+    if (wec) co_return map_error(wec);
+    // What is there, exactly; at least a little, so that the end of the stream shows.
+    const size_t ready = sock_.available(ec);
+    if (ec) co_return ErrorKind::kClosed;
+    buf_.resize(std::max<size_t>(ready, 64));
+    const size_t n = sock_.read_some(net::buffer(buf_), ec);
+    if (ec == net::error::would_block || ec == net::error::try_again) continue;
+    if (ec) co_return map_error(ec);
+    end_ = n;
+    co_return std::nullopt;
+  }
 }
 
 net::awaitable<Fail> Conn::write_all(std::string_view bytes) {

@@ -98,7 +98,11 @@ class Conn {
   friend struct ConnParse;  // conn_parse.h
   // The longest body, SSE event or WebSocket message accepted (conn.cc, conn_streams.cc).
   static constexpr size_t kMaxBody = size_t{4} * 1024 * 1024;
-  net::awaitable<Fail> fill();    // reads more bytes into the buffer
+  static constexpr size_t kFirstBuffer = size_t{16} * 1024;  // taken at the first read
+  net::awaitable<Fail> fill();                               // reads more bytes into the buffer
+  // For a held stream: with nothing pending, gives the buffer back while it waits for the
+  // socket to be readable, then takes just the bytes that arrived (else as fill()).
+  net::awaitable<Fail> fill_lean();
   net::awaitable<Fail> reopen();  // connects again to the same place if it was closed
   net::awaitable<Fail> write_all(std::string_view bytes);
   net::awaitable<Fail> read_response(HttpResponse* out);

@@ -66,7 +66,7 @@ net::awaitable<Fail> Conn::sse_next(std::string* data) {
       continue;
     }
     if (v.size() > kMaxBody) co_return ErrorKind::kProtocol;
-    if (Fail f = co_await fill()) co_return f;
+    if (Fail f = co_await fill_lean()) co_return f;
   }
 }
 
@@ -119,7 +119,7 @@ net::awaitable<Fail> Conn::ws_next(std::string* text) {
     size_t n = ws_parse_frame(pending(), kMaxBody, &fr);
     if (n == kWsBad) co_return ErrorKind::kProtocol;
     if (n == kWsNeedMore) {
-      if (Fail f = co_await fill()) co_return f;
+      if (Fail f = co_await fill_lean()) co_return f;
       continue;
     }
     std::string payload(fr.payload);

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "loadgen/admin.h"
 #include "loadgen/progress_line.h"
 
 namespace anteroom::loadgen {
@@ -41,12 +42,13 @@ int sources_for(const Config& cfg, uint64_t sessions) {
   return std::max(sources, 1);
 }
 
-// 127.0.0.11 on, one per source; none for one source (the kernel chooses).
+// 127.0.0.11 on (127.0.0.255, 127.0.1.0, ... past 245), one per source; none for one source
+// (the kernel chooses).
 std::vector<net::ip::address> source_addresses(int sources) {
   std::vector<net::ip::address> addresses;
   if (sources > 1) {
     for (int i = 0; i < sources; ++i) {
-      addresses.emplace_back(net::ip::make_address_v4("127.0.0." + std::to_string(11 + i)));
+      addresses.emplace_back(net::ip::address_v4(0x7f00000bU + static_cast<uint32_t>(i)));
     }
   }
   return addresses;
@@ -220,6 +222,13 @@ Watch watch_workers(const Config& cfg, const PhaseSpec& spec, Control& ctl, int6
       g.open = std::max(g.open, open);
       g.waiting = static_cast<uint64_t>(std::max<int64_t>(0, sum.waiting.load()));
       g.active = static_cast<uint64_t>(std::max<int64_t>(0, sum.active.load()));
+    }
+    if (spec.mode == Mode::kHold) {
+      uint64_t rss = 0;
+      for (int w = 0; w < processes; ++w) {
+        if (watch.statuses[w] == -1) rss += rss_bytes(pids[w]);
+      }
+      ctl.workers_rss.store(rss);
     }
     if (spec.on_tick) spec.on_tick(ctl, sum, now);
     if (show && now - last_print >= 1'000'000) {

@@ -29,8 +29,9 @@ struct PhaseSpec {
 
 // Sessions one process takes before the phase fans out over more (descriptors: 20,000).
 inline constexpr uint64_t kSessionsPerProcess = 18000;
-// Sessions per source address before another 127.0.0.x is used (ephemeral ports: ~28,000).
-inline constexpr uint64_t kSessionsPerSource = 25000;
+// Sessions per source address before another 127.x.y.z is used: under the server's default
+// per-address connection limit (1,000), with room for the operator calls from 127.0.0.1.
+inline constexpr uint64_t kSessionsPerSource = 900;
 
 struct PhaseOutput {
   Phase phase;

@@ -32,10 +32,11 @@ struct HoldCourse {
 
   const Config& cfg;
   std::string room;
-  uint64_t rss_base = 0;  // the server's resident memory before the sessions open
-  uint64_t rss_held = 0;  // ... with them open, just before the change
-  uint64_t held = 0;      // sessions open when the change was made
-  int64_t trigger = 0;    // when the change was made
+  uint64_t rss_base = 0;     // the server's resident memory before the sessions open
+  uint64_t rss_held = 0;     // ... with them open, just before the change
+  uint64_t held = 0;         // sessions open when the change was made
+  uint64_t loadgen_rss = 0;  // the loadgen's workers' resident memory then, together
+  int64_t trigger = 0;       // when the change was made
   std::string admit_error;
   Stage stage = Stage::kOpening;
   int64_t started = 0;
@@ -54,11 +55,14 @@ void HoldCourse::tick(Control& ctl, const Live& sum, int64_t now) {
     // Let the last sessions' buffers settle, then measure, then make the change.
     held = static_cast<uint64_t>(sum.held.load());
     if (cfg.server_pid > 0) rss_held = rss_bytes(cfg.server_pid);
+    loadgen_rss = ctl.workers_rss.load();
     trigger = now_us();
     ctl.trigger_us.store(trigger);
     Reply r = http_call(cfg, "POST", "/v1/rooms/" + room + "/admit", R"({"count":1})", true);
     if (r.status != 200) admit_error = "admit: HTTP " + std::to_string(r.status) + " " + r.error;
-    stage = Stage::kSpreading;
+    // No change was made: nothing to wait for (the run fails on admit_error).
+    stage = admit_error.empty() ? Stage::kSpreading : Stage::kHolding;
+    all_changed_at = now;
   } else if (stage == Stage::kSpreading) {
     auto changed = static_cast<uint64_t>(sum.changed.load());
     if (changed >= held || now - trigger > 30'000'000) {
@@ -93,6 +97,14 @@ void add_hold_results(const Config& cfg, const HoldCourse& course, const PhaseOu
     run->metrics.push_back({"server memory per session", per, "bytes"});
     run->checks.push_back({"memory per session at most 8 KiB", per <= 8192,
                            std::to_string(static_cast<long long>(per)) + " bytes"});
+  }
+  if (held > 0 && course.loadgen_rss > 0) {
+    // All of the workers' memory over the sessions, not a growth: what a hold of this size
+    // costs the machine that runs the loadgen.
+    double per = static_cast<double>(course.loadgen_rss) / static_cast<double>(held);
+    run->metrics.push_back(
+        {"loadgen memory holding", static_cast<double>(course.loadgen_rss) / 1048576.0, "MiB"});
+    run->metrics.push_back({"loadgen memory per session", per, "bytes"});
   }
   run->metrics.push_back(
       {"change reached sessions", static_cast<double>(fanout.count()), "sessions"});

@@ -39,6 +39,8 @@ struct Control {
   std::atomic<int64_t> t0{0};          // when visitor 0 is due (now_us)
   std::atomic<int64_t> trigger_us{0};  // hold: when the change was made
   std::atomic<int> stop{0};            // the coordinator ends the phase
+  // hold: the workers' resident memory together, read by the coordinator every tick.
+  std::atomic<uint64_t> workers_rss{0};
   Live live[kMaxProcesses];
 };
 

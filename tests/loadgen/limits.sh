@@ -3,7 +3,7 @@
 # address against a server allowing 20 per address, then against one allowing 30 connections
 # in all. Asserts that the report counts the refusals under limit_per_address and
 # limit_connections (not as plain HTTP errors) and that its Markdown says which option or
-# loadgen flag to change. Loopback only; about 5 s.
+# loadgen flag to change. Loopback only; about 25 s.
 # usage: tests/loadgen/limits.sh PATH/TO/anteroom PATH/TO/anteroom-loadgen
 set -euo pipefail
 SERVER=$1
@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 # at least once, the other limit never, and the advice naming FLAG.
 hold_refused() {
   local name=$1 kind=$2 other=$3 flag=$4
-  "$LOADGEN" hold --target "127.0.0.1:$PORT" --users 60 --sources 1 --out "$work/$name" \
+  "$LOADGEN" hold --target "127.0.0.1:$PORT" --users 60 --sources 1 --duration 1 --out "$work/$name" \
     --quiet >"$work/$name.txt" 2>&1 && fail "$name: a hold past the limit passed"
   [[ -f $work/$name.json ]] || { tail -20 "$work/$name.txt"; fail "$name: no report"; }
   python3 - "$work/$name.json" "$kind" "$other" <<'PY'
