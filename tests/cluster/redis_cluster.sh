@@ -96,35 +96,7 @@ pass "six rooms over $shards shards"
 
 # Joins into every room through both nodes; the master of alpha's shard dies meanwhile.
 victim=${owner[alpha]}
-python3 - "$P1" "$P2" "$work/acked" <<'PY' &
-import http.client, json, sys, threading, time
-ports, out = [int(sys.argv[1]), int(sys.argv[2])], sys.argv[3]
-rooms = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
-acked, lock = [], threading.Lock()
-end = time.time() + 9
-def client(k):
-    port = ports[k % 2]
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    i = 0
-    while time.time() < end:
-        room = rooms[(k + i) % len(rooms)]; i += 1
-        try:
-            c.request("POST", f"/v1/rooms/{room}/tickets", body="{}")
-            r = c.getresponse(); body = r.read()
-            if r.status == 201:
-                t = json.loads(body)
-                with lock: acked.append((room, t["ticket"], t["seq"]))
-            else:
-                time.sleep(0.05)
-        except Exception:
-            time.sleep(0.05)
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
-for t in threads: t.start()
-for t in threads: t.join()
-with open(out, "w") as f:
-    for room, tid, seq in acked: f.write(f"{room} {tid} {seq}\n")
-PY
+python3 "$(dirname "$0")/joins.py" "$P1" "$P2" "$work/acked" 9 alpha,bravo,charlie,delta,echo,foxtrot &
 joiner=$!
 sleep 2
 kill -9 "${redis_pid[$victim]}"
@@ -133,7 +105,7 @@ kill -9 "${redis_pid[$victim]}"
 sleep 3
 start_redis "$victim"
 wait "$joiner"
-before=$(awk '$1=="alpha"' "$work/acked" | wc -l)
+before=$(awk '$2=="alpha"' "$work/acked" | wc -l)
 # After the failover, alpha takes joins again.
 ok=""
 for _ in $(seq 1 200); do
@@ -148,7 +120,7 @@ import http.client, json, sys
 rows = [l.split() for l in open(sys.argv[3])]
 for port in (int(sys.argv[1]), int(sys.argv[2])):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    for room, tid, seq in rows:
+    for _, room, tid, seq in rows:
         for attempt in range(50):
             c.request("GET", f"/v1/rooms/{room}/tickets/{tid}")
             r = c.getresponse(); v = json.loads(r.read())
@@ -171,35 +143,7 @@ for p in "${ports[@]}"; do
   elif [[ -z $dst ]]; then dst=$p; fi
 done
 [[ -n $src && -n $dst ]] || fail "bravo's shard or another master not found"
-python3 - "$P1" "$P2" "$work/acked2" <<'PY' &
-import http.client, json, sys, threading, time
-ports, out = [int(sys.argv[1]), int(sys.argv[2])], sys.argv[3]
-rooms = ["alpha", "bravo", "charlie"]
-acked, lock = [], threading.Lock()
-end = time.time() + 8
-def client(k):
-    port = ports[k % 2]
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    i = 0
-    while time.time() < end:
-        room = rooms[(k + i) % len(rooms)]; i += 1
-        try:
-            c.request("POST", f"/v1/rooms/{room}/tickets", body="{}")
-            r = c.getresponse(); body = r.read()
-            if r.status == 201:
-                t = json.loads(body)
-                with lock: acked.append((k, room, t["ticket"], t["seq"]))
-            else:
-                time.sleep(0.05)
-        except Exception:
-            time.sleep(0.05)
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
-for t in threads: t.start()
-for t in threads: t.join()
-with open(out, "w") as f:
-    for k, room, tid, seq in acked: f.write(f"{k} {room} {tid} {seq}\n")
-PY
+python3 "$(dirname "$0")/joins.py" "$P1" "$P2" "$work/acked2" 8 alpha,bravo,charlie &
 joiner=$!
 sleep 1.5
 src_id=$(redis-cli -p "$src" cluster myid); dst_id=$(redis-cli -p "$dst" cluster myid)
