@@ -99,7 +99,7 @@ class Conn {
   // The longest body, SSE event or WebSocket message accepted (conn.cc, conn_streams.cc).
   static constexpr size_t kMaxBody = size_t{4} * 1024 * 1024;
   static constexpr size_t kFirstBuffer = 2048;  // taken at the first read; doubles as needed
-  net::awaitable<Fail> fill();                               // reads more bytes into the buffer
+  net::awaitable<Fail> fill();                  // reads more bytes into the buffer
   // For a held stream: with nothing pending, gives the buffer back while it waits for the
   // socket to be readable, then takes just the bytes that arrived (else as fill()).
   net::awaitable<Fail> fill_lean();
