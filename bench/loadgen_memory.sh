@@ -30,8 +30,8 @@ hold() {
     --duration 3 --target "127.0.0.1:$port" --out "$work/$name" --quiet >/dev/null 2>&1 &
   lgpid=$!
   while kill -0 "$lgpid" 2>/dev/null; do
-    kib=$(ps --ppid "$lgpid" -o rss= | awk '{s += $1} END {print s + 0}')
-    ((kib > peak)) && peak=$kib
+    kib=$({ ps --ppid "$lgpid" -o rss= || true; } | awk '{s += $1} END {print s + 0}')
+    if ((kib > peak)); then peak=$kib; fi
     sleep 0.2
   done
   wait "$lgpid" || true

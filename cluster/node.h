@@ -185,6 +185,9 @@ class Node final : public ClusterEngine {
 
   // node_reseed.cc
   void lost_room(const std::string& room, Room& r, const std::string& why);
+  // This node applied records of `room` that Redis does not hold: logs why and loads Redis's copy
+  // of the room in place of its own (node_reseed.cc).
+  void take_redis_copy(const std::string& room, const std::string& why);
   void reseed_room(const std::string& room, std::function<void(Reseeded)> then);
 
   // node_decider.cc

@@ -98,7 +98,12 @@ void Node::append(const std::string& room, std::vector<Op> ops, std::vector<Done
           if (reply.str.starts_with("NOSCRIPT")) {  // flushed: load it everywhere again
             cmd_->close("Redis forgot the append script");
           }
-          if (reply.str.starts_with("LOST")) {
+          if (reply.str.starts_with("BEHIND")) {
+            take_redis_copy(room, reply.str);
+            fail_batch(id, Status(Code::kUnavailable,
+                                  "this node's copy of the room was ahead of Redis's; it loads "
+                                  "Redis's copy: try again"));
+          } else if (reply.str.starts_with("LOST")) {
             lost_room(room, rooms_[room], reply.str);
             fail_batch(id, Status(Code::kUnavailable,
                                   "Redis lost this room's records (it restarted "
@@ -267,6 +272,13 @@ bool Node::apply_entry(const std::string& room, Room& r, const RedisReply& entry
     }
   }
   if (n <= r.last_n) {  // applied already, unless Redis started again without its data
+    if (stream_id_after(id, r.last_id) && !r.lost) {
+      // Redis holds a history of the room this copy is ahead of: Redis's order is the
+      // cluster's, so this node takes its copy rather than drift apart.
+      take_redis_copy(room, "Redis numbers a new record " + std::to_string(n) + ", after " +
+                                std::to_string(r.last_n));
+      return false;
+    }
     if (stream_id_after(id, r.last_id)) {
       r.last_id = id;  // read past it, never again
       if (!r.warned_lost) {

@@ -31,6 +31,16 @@ void Node::lost_room(const std::string& room, Room& r, const std::string& why) {
           room.c_str(), why.c_str(), r.last_n);
 }
 
+void Node::take_redis_copy(const std::string& room, const std::string& why) {
+  fprintf(stderr,
+          "anteroom cluster: room '%s': %s: Redis holds fewer records of it than the %" PRIu64
+          " this node applied (it was re-seeded from a node that was behind, or a node wrote "
+          "into it after Redis lost it). This node drops what Redis does not hold and loads "
+          "Redis's copy\n",
+          room.c_str(), why.c_str(), rooms_[room].last_n);
+  load(room);
+}
+
 void Node::reseed(std::function<void(Result<std::vector<Reseeded>>)> then) {
   post([this, then = std::move(then)] {
     if (!up_) return then(unreachable());

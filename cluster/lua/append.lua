@@ -6,6 +6,11 @@
 if ARGV[5] ~= '0' and redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('LOST Redis no longer holds this room, which has ' .. ARGV[5] .. ' records')
 end
+-- Past the counter, the proposer applied records Redis does not hold (a re-seed from a node that
+-- was behind): it must take Redis's copy of the room before it writes.
+if ARGV[5] ~= '0' and tonumber(redis.call('GET', KEYS[1])) < tonumber(ARGV[5]) then
+  return redis.error_reply('BEHIND Redis holds fewer records of this room than the ' .. ARGV[5] .. ' this node applied')
+end
 if ARGV[2] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[2] then
   return redis.error_reply('NOTOWNER the lease is held by another node')
 end
