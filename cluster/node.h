@@ -182,6 +182,8 @@ class Node final : public ClusterEngine {
   void fetch(const std::string& room);
   void apply_entries(const std::string& room, const RedisReply& entries);
   bool apply_entry(const std::string& room, Room& r, const RedisReply& entry);
+  // A record at or below the copy's last (node_log.cc); false: the room reloads.
+  bool seen_before(const std::string& room, Room& r, uint64_t n, const std::string& id);
 
   // node_reseed.cc
   void lost_room(const std::string& room, Room& r, const std::string& why);

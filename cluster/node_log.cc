@@ -254,6 +254,29 @@ void Node::apply_entries(const std::string& room, const RedisReply& entries) {
   }
 }
 
+// Record `n` (stream entry `id`) is at or below the copy's last: applied already, unless
+// Redis holds a history of the room the copy is ahead of. Then, unless the room is lost here
+// (its copy waits to re-seed Redis), Redis's order is the cluster's: this node takes its copy
+// rather than drift apart (false: the room reloads). A lost room's copy reads past it.
+bool Node::seen_before(const std::string& room, Room& r, uint64_t n, const std::string& id) {
+  if (!stream_id_after(id, r.last_id)) return true;
+  if (!r.lost) {
+    take_redis_copy(room, "Redis numbers a new record " + std::to_string(n) + ", after " +
+                              std::to_string(r.last_n));
+    return false;
+  }
+  r.last_id = id;  // read past it, never again
+  if (!r.warned_lost) {
+    r.warned_lost = true;
+    fprintf(stderr,
+            "anteroom cluster: room '%s': Redis numbers a new record %" PRIu64 ", after %" PRIu64
+            ": it lost its data (run it with appendonly yes); this node keeps its copy and "
+            "ignores them\n",
+            room.c_str(), n, r.last_n);
+  }
+  return true;
+}
+
 // One stream entry: [id, ["n", n, "r", record]]. False when the room must reload first.
 bool Node::apply_entry(const std::string& room, Room& r, const RedisReply& entry) {
   if (!entry.is_array() || entry.elements.size() != 2 || !entry.elements[1].is_array()) {
@@ -271,28 +294,7 @@ bool Node::apply_entry(const std::string& room, Room& r, const RedisReply& entry
       bytes = &fields[i + 1].str;
     }
   }
-  if (n <= r.last_n) {  // applied already, unless Redis started again without its data
-    if (stream_id_after(id, r.last_id) && !r.lost) {
-      // Redis holds a history of the room this copy is ahead of: Redis's order is the
-      // cluster's, so this node takes its copy rather than drift apart.
-      take_redis_copy(room, "Redis numbers a new record " + std::to_string(n) + ", after " +
-                                std::to_string(r.last_n));
-      return false;
-    }
-    if (stream_id_after(id, r.last_id)) {
-      r.last_id = id;  // read past it, never again
-      if (!r.warned_lost) {
-        r.warned_lost = true;
-        fprintf(stderr,
-                "anteroom cluster: room '%s': Redis numbers a new record %" PRIu64
-                ", after %" PRIu64
-                ": it lost its data (run it with appendonly yes); this node keeps its copy and "
-                "ignores them\n",
-                room.c_str(), n, r.last_n);
-      }
-    }
-    return true;
-  }
+  if (n <= r.last_n) return seen_before(room, r, n, id);
   if (n != r.last_n + 1) {
     if (!r.reloaded_for_gap) {
       // Records this copy never saw were trimmed away: start again from the snapshot.
