@@ -17,7 +17,7 @@ enum class ErrorKind : uint8_t {
   kConnect,   // could not connect (refused, no ports, descriptor limit)
   kTimeout,   // no answer within --timeout
   k4xx,       // an HTTP 4xx answer where none was expected
-  k5xx,       // an HTTP 5xx answer (503 overload included)
+  k5xx,       // an HTTP 5xx answer (a 503 not at a connection limit, below)
   kProtocol,  // an answer that is not what the protocol says (bad HTTP, JSON, frame)
   kClosed,    // the server closed a connection or stream before the visit was over
   // A 503 at one of the server's connection limits (its X-Anteroom-Limit header says which):
